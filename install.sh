@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
         --reinstall) reinstall=1 ;;
         --data) shift; data="$1" ;;
         -h|--help) sed -n '2,11p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
-        *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
+        *) echo "install.sh: unknown option $1"' (`./install.sh --help` lists the options)' >&2; exit 2 ;;
     esac
     shift
 done
@@ -164,7 +164,8 @@ fresh=0
 record="$venv/.install-build"
 # the venv holds this very build (the record names it and the hash of its files; its launchers are
 # there, its python imports the package and finds each distribution the package needs: one removed by
-# hand since, `pip uninstall tomlkit`, is named, session_watcher/base/depcheck.py): no pip (--reinstall
+# hand since, `pip uninstall tomlkit`, or at a version a requirement does not take, is named,
+# session_watcher/base/depcheck.py): no pip (--reinstall
 # runs it all the same), the rest as always
 lacking=""
 if [ "$reinstall" = 0 ] && [ -n "$tree" ] && [ -x "$venv/bin/python" ] &&
@@ -218,7 +219,8 @@ else
     # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
     "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
     # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
-    # run as `python -I -S`, the hot modules from one file of their compiled code
+    # run as `python -I -S`, the package's modules found by their names (hooks/finder.py); the module bundle
+    # an install before the package by layers left in the venv goes
     "$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
     printf '%s\ntree %s\n' "$build" "$tree" >"$record"
     say "installed: $bin" "$bin"

@@ -871,3 +871,64 @@ def test_a_mistyped_command_is_named_and_the_usage_keeps_the_messages_width() ->
         assert got.returncode == 2, lines
         assert max(map(len, lines)) <= width, lines
         assert "[-h] [--session ID]" in got.stderr.decode(), lines  # argparse's own: a word a line at "5"
+
+
+def test_a_config_file_s_misspelt_key_is_named_with_the_key_it_meant(tmp_path: Path) -> None:
+    """A key misspelt in your config file (`bp_ambr`) was named with a list of every 31 keys and no
+    hint, though `config set` of the same key named the one it meant: the file's own error names
+    the known key spelt closest (a table's key too), and the list only where none is close."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    assert sw("config", "path", env=env).stdout.decode().splitlines()[0].startswith(str(cfg))
+    cfg.parent.mkdir(parents=True)
+    for text, said in (("bp_ambr = 0.2\n", "unknown key 'bp_ambr' (did you mean 'bp_amber'? `config show` lists"),
+                       ("[notify]\nremind_mn = 5\n", "'notify.remind_mn' (did you mean 'notify.remind_min'?"),
+                       ("zzz = 1\n", "unknown key 'zzz' (known: include, exclude,")):
+        cfg.write_text(text)
+        for args in (("config", "show"), ("config", "get", "bp_red"), ("doctor",)):
+            got = sw(*args, env=env)
+            err = (got.stdout + got.stderr).decode()
+            assert said in err, (args, err)
+            assert ("known: " in err) == ("did you mean" not in said), err
+
+
+def test_a_number_in_quotes_or_one_name_for_a_list_says_how_to_write_it(tmp_path: Path) -> None:
+    """`notify_dwell = "3"` was refused with "expected a whole number ..., got '3'", which reads as a
+    number: the error says it is a string and how a number is written; one channel where a list goes
+    names the brackets. A value no quoting explains keeps the plain error."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    for text, said in (
+        ('notify_dwell = "3"\n', "got '3', a string: a number is written without quotes (notify_dwell = 3) (left out"),
+        ('bp_amber = "0.2"\n', "got '0.2', a string: a number is written without quotes (bp_amber = 0.2) (left out"),
+        ('[notify]\nchannels = "desktop"\n', "got 'desktop', one name: a list is written in brackets "
+                                             '(channels = ["desktop"]) (left out'),
+        ('bp_amber = "abc"\n', "expected a number from 0.001 to 10, got 'abc' (left out"),
+    ):
+        cfg.write_text(text)
+        got = sw("config", "show", env=env)
+        assert got.returncode == 1
+        assert said in got.stderr.decode(), got.stderr
+
+
+def test_a_quoted_number_or_one_name_on_the_command_line_is_shown_as_the_command_line_takes_it(
+        tmp_path: Path) -> None:
+    """`config set notify.channels desktop` was told "(channels = ["desktop"])", a file's line, and
+    `["desktop"]` typed unquoted is a shell pattern: `config set` and `backtest --set` name their own
+    form, quoted; a number the key refuses unquoted too ("3.5" for a whole number) gets no example."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    got = sw("config", "set", "notify.channels", "desktop", env=env)
+    assert got.returncode == 2
+    assert ("got 'desktop', one name: a list is written in brackets (config set notify.channels '[\"desktop\"]')"
+            in got.stderr.decode()), got.stderr
+    got = sw("backtest", "--set", "notify.channels=desktop", env=env)
+    assert got.returncode == 2
+    assert "a list is written in brackets (--set 'notify.channels=[\"desktop\"]')" in got.stderr.decode(), got.stderr
+    taken = sw("config", "set", "notify.channels", '["desktop"]', env=env)  # the example, as given, is taken
+    assert taken.returncode == 0, taken.stderr
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    cfg.write_text('notify_dwell = "3.5"\n')
+    got = sw("config", "show", env=env)
+    assert got.returncode == 1
+    assert "got '3.5', a string: a number is written without quotes (left out" in got.stderr.decode(), got.stderr

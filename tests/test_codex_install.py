@@ -257,3 +257,33 @@ def test_doctor_on_a_codex_only_install_names_codex_alone(tmp_path: Path) -> Non
     claude.write_text(json.dumps({"settings": str(other)}) + "\n")
     assert "install with ./install.sh" in _doctor(env, "settings ")
     assert "(start a Claude Code session or a Codex thread)" in _doctor(env, "sessions ")
+
+
+def test_a_hooks_file_made_by_an_install_before_its_record_said_so_goes_at_uninstall(tmp_path: Path) -> None:
+    """Codex's hooks.json made by an install before its record said whether it created the file
+    (2026-12-05): updated over, --uninstall deletes it where nothing but our hooks is in it, and
+    keeps one holding a hook of the user's."""
+    for users in ({}, {"Stop": [{"hooks": [USER_HOOK]}]}):
+        home = tmp_path / ("mine" if users else "ours") / "codex"
+        home.mkdir(parents=True)
+        env = {**_env(tmp_path, home), "SESSION_WATCHER_HOME": str(home.parent / "sw")}
+        assert _run(env, "add", "/opt/old/bin").returncode == 0
+        record = home.parent / "sw" / "data" / "installed-codex.json"
+        rec = json.loads(record.read_text())
+        assert rec["created"] is True
+        # the record as that install wrote it (2026-12-04): no word of the files it made
+        record.write_text(json.dumps({key: rec[key] for key in ("hooksFile", "hooks", "trusted")}))
+        if users:
+            doc = json.loads((home / "hooks.json").read_text())
+            doc["hooks"]["Stop"] = [*users["Stop"], *doc["hooks"]["Stop"]]
+            (home / "hooks.json").write_text(json.dumps(doc))
+        assert _run(env, "add", "/opt/new/bin").returncode == 0  # the update
+        assert json.loads(record.read_text())["created"] is (not users)  # nothing of the user's in it
+        rm = _run(env, "remove")
+        assert rm.returncode == 0, rm.stderr
+        if users:
+            assert json.loads((home / "hooks.json").read_text()) == {"hooks": users}
+        else:
+            assert not (home / "hooks.json").exists()
+            assert f"codex: removed {home / 'hooks.json'} (the install created it; nothing else was in it)" in rm.stdout
+            assert _backups(home) == []

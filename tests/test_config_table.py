@@ -3,6 +3,7 @@ and docs/configuration.md and config.example.toml hold what tools/config_table.p
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -85,7 +86,10 @@ def test_each_number_takes_its_range_and_nothing_past_it(k: Key) -> None:
     for bad in (k.low - step, k.high + step, "1", True):
         with pytest.raises(ConfigError) as err:
             config._check("t.toml", k.name, bad)
-        assert str(err.value) == f"t.toml: key '{k.name}': expected {config.expected(k)}, got {bad!r}"
+        # a number in quotes is named a string, with the way to write it (tests/test_cli.py)
+        got = f"'1', a string: a number is written without quotes ({k.name.split('.')[-1]} = 1)" if bad == "1" \
+            else repr(bad)
+        assert str(err.value) == f"t.toml: key '{k.name}': expected {config.expected(k)}, got {got}"
         assert f"{k.low:g} to {k.high:g}" in str(err.value)
 
 
@@ -155,3 +159,26 @@ def test_a_fold_hands_the_core_only_the_model_s_parameters(monkeypatch: pytest.M
     assert replay.replay(transcript, cfg=config.merge()) == whole
     assert seen
     assert all(keys == set(config.PROJECT_KEYS) for keys in seen)
+
+
+def test_cratio_s_words_name_every_ratio_the_price_table_gives() -> None:
+    """cRatio's help (docs/configuration.md's table) said "12.5 or 20" when unset, but a model whose
+    cache read costs 0.05x or 0.025x its input (Opus 5.5, Mythos 5.1) prices at 25 / 40 or 50 / 80,
+    and a Codex thread at 10 (gpt-5.5: no write premium) or 25 (gpt-6.2-sol): each ratio the built-in
+    tables give, Claude's for 5-minute and 1-hour writes and OpenAI's, is named there and in
+    config.example.toml's comment."""
+    from session_watcher.core import prices, prices_openai
+
+    ratios = {f"{w / read:g}" for _, read in prices.TABLE.values() for w in (prices.WRITE_5M, prices.WRITE_1H)}
+    assert ratios == {"12.5", "20", "25", "40", "50", "80"}
+    # a Codex thread's, 5-minute class alone (Codex's default model, gpt-6.2-sol, at 25; gpt-5.5 at 10)
+    codex = {f"{row[3] / row[2]:g}" for rows in prices_openai.TABLE.values() for row in rows}
+    assert codex == {"10", "12.5", "25"}
+    assert f"{prices.c_ratio('gpt-5.5', '5m'):g}" == "10"
+    ratios |= codex
+    words = config.SPECS["cRatio"].doc
+    example = (REPO / "config.example.toml").read_text()
+    comment = example[example.index("# Cache write / cache read price ratio"):example.index("# cRatio =")]
+    for r in ratios:
+        assert re.search(rf"(?<![\d.]){re.escape(r)}(?![\d.])", words), (r, words)
+        assert re.search(rf"(?<![\d.]){re.escape(r)}(?![\d.])", comment), (r, comment)

@@ -7,7 +7,10 @@ import sys
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from session_watcher.base.depcheck import Version, environment, marker_holds, missing
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from session_watcher.base.depcheck import Version, environment, marker_holds, missing, satisfies
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,11 +22,20 @@ LINUX: dict[str, object] = {**environment(), "sys_platform": "linux", "platform_
 
 
 def dist(site: Path, folder: str, *requires: str) -> None:
-    """A dist-info folder as pip writes it: METADATA's headers, a blank line, the description."""
+    """A dist-info folder as pip writes it: METADATA's headers (its version the folder's), a blank
+    line, the description."""
     (site / folder).mkdir(parents=True)
     head = "".join(f"Requires-Dist: {r}\n" for r in requires)
-    (site / folder / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: x\n{head}\nRequires-Dist: not-a-header-in-the-description\n")
+    version = folder.removesuffix(".dist-info").rpartition("-")[2]
+    (site / folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: x\nVersion: {version}\n{head}\n"
+                                            "Requires-Dist: not-a-header-in-the-description\nVersion: 0\n")
+
+
+def replace(site: Path, old: str, new: str) -> None:
+    """The dist-info folder `old` gone and `new` there instead, as pip leaves another version."""
+    (site / old / "METADATA").unlink()
+    (site / old).rmdir()
+    dist(site, new)
 
 
 def venv(site: Path) -> None:
@@ -112,10 +124,115 @@ class TestMissing:
         (tmp_path / "protobuf-7.36.2-py3.11.egg-info").write_text("Name: protobuf\n")  # a file, as distutils wrote it
         assert missing([str(tmp_path), str(source)], LINUX) == []
 
+    def test_a_version_outside_the_requirement_is_named(self, tmp_path: Path) -> None:
+        """A dependency there at a version its requirement does not take (`tomlkit>=0.12` with tomlkit
+        0.11.8; protobuf 8.1 against opentelemetry-proto's `(<8.0,>=5.0)`, the older spelling) counted
+        as installed, and install.sh ran no pip: each is named now by the requirement it does not
+        meet; a version that meets it is named no more."""
+        venv(tmp_path)
+        replace(tmp_path, "tomlkit-0.15.3.dist-info", "tomlkit-0.11.8.dist-info")
+        assert missing([str(tmp_path)], LINUX) == ["tomlkit>=0.12"]
+        replace(tmp_path, "protobuf-7.36.2.dist-info", "protobuf-8.1.0.dist-info")
+        assert missing([str(tmp_path)], LINUX) == ["tomlkit>=0.12", "protobuf<8.0,>=5.0"]
+        replace(tmp_path, "tomlkit-0.11.8.dist-info", "tomlkit-0.12.0.dist-info")
+        replace(tmp_path, "protobuf-8.1.0.dist-info", "protobuf-5.0.dist-info")
+        assert missing([str(tmp_path)], LINUX) == []
+
+    def test_a_pre_release_below_the_version_asked_is_named(self, tmp_path: Path) -> None:
+        """PEP 440: 1.27.0rc1 comes before 1.27 (`>=1.27` not met); a post-release after it."""
+        venv(tmp_path)
+        replace(tmp_path, "opentelemetry_proto-1.45.2.dist-info", "opentelemetry_proto-1.27.0rc1.dist-info")
+        assert missing([str(tmp_path)], LINUX) == ["opentelemetry-proto>=1.27"]
+        replace(tmp_path, "opentelemetry_proto-1.27.0rc1.dist-info", "opentelemetry_proto-1.27.post1.dist-info")
+        assert missing([str(tmp_path)], LINUX) == []
+
+    def test_a_specifier_or_a_version_it_cannot_read_counts_as_met(self, tmp_path: Path) -> None:
+        """As a marker it cannot read leaves its requirement out: `===`, a wildcard, a version it
+        cannot place, a metadata file without a version (an egg-info's) count as met; pip decides."""
+        venv(tmp_path)
+        meta = tmp_path / "session_watcher-0.1.0.dist-info" / "METADATA"
+        meta.write_text(meta.read_text().replace("tomlkit>=0.12", "tomlkit===9 ; python_version >= '3'", 1)
+                        .replace("platformdirs>=4.12", "platformdirs ==9.*", 1))
+        assert missing([str(tmp_path)], LINUX) == []
+        replace(tmp_path, "bidict-0.24.1.dist-info", "bidict-latest.dist-info")
+        dist(tmp_path, "needs_bidict-1.0.dist-info")
+        meta.write_text(meta.read_text().replace("Requires-Dist: tomlkit", "Requires-Dist: needs-bidict\n"
+                                                 "Requires-Dist: tomlkit", 1))
+        (tmp_path / "needs_bidict-1.0.dist-info" / "METADATA").write_text("Version: 1.0\nRequires-Dist: bidict>=1\n")
+        assert missing([str(tmp_path)], LINUX) == []  # "latest": no version it can place
+        (tmp_path / "bidict-latest.dist-info" / "METADATA").write_text("Name: bidict\n")  # no version at all
+        assert missing([str(tmp_path)], LINUX) == []
+
+    def test_a_compatible_release_is_its_version_and_the_same_series(self, tmp_path: Path) -> None:
+        """`~=0.23.0`: 0.23.5 meets it, 0.24.1 (another series) does not; `~=6.1`: 6.2 does, 7.0 not."""
+        venv(tmp_path)
+        meta = tmp_path / "desktop_notifier-6.2.0.dist-info" / "METADATA"
+        meta.write_text(meta.read_text().replace("Requires-Dist: bidict", "Requires-Dist: bidict~=0.23.0", 1))
+        assert missing([str(tmp_path)], LINUX) == ["bidict~=0.23.0"]
+        replace(tmp_path, "bidict-0.24.1.dist-info", "bidict-0.23.5.dist-info")
+        assert missing([str(tmp_path)], LINUX) == []
+        top = tmp_path / "session_watcher-0.1.0.dist-info" / "METADATA"
+        top.write_text(top.read_text().replace("desktop-notifier>=6", "desktop-notifier~=6.1", 1))
+        assert missing([str(tmp_path)], LINUX) == []
+        replace(tmp_path, "desktop_notifier-6.2.0.dist-info", "desktop_notifier-7.0.dist-info")
+        assert missing([str(tmp_path)], LINUX) == ["desktop-notifier~=6.1"]
+
     def test_this_interpreter_finds_what_it_runs_with(self) -> None:
         """The test environment's own sys.path holds session-watcher and all it needs (installed
         editable: its dist-info is in site-packages)."""
         assert missing(sys.path, environment()) == []
+
+
+class TestSatisfies:
+    def test_the_simple_operators_as_pep_440_reads_them(self) -> None:
+        """Each operator, with pre-, post- and local versions where PEP 440 says something of them."""
+        met = [("0.18", ">=0.18"), ("0.19.0", ">=0.18"), ("7.36.2", "<8.0,>=5.0"), ("1.0", "==1.0.0"),
+               ("1.0+local", "==1.0"), ("1.1", "!=1.0"), ("2.0", "<=2.0"), ("1.0.post1", ">=1.0"),
+               ("1.0rc1", "<1.0rc2"), ("1.4.5", "~=1.4.0"), ("1.9", "~=1.4"), ("2", ""), ("2", " > 1 , < 3 ")]
+        unmet = [("0.17.1", ">=0.18"), ("0.18rc1", ">=0.18"), ("8.0", "<8.0,>=5.0"), ("8.0rc1", "<8.0"),
+                 ("1.1", "==1.0"), ("1.0", "!=1.0.0"), ("2.0.1", "<=2.0"), ("1.0.post1", ">1.0"), ("1.5", "~=1.4.0"),
+                 ("2.0", "~=1.4"), ("1.3", "~=1.4")]
+        assert [spec for version, spec in met if not satisfies(version, spec)] == []
+        assert [spec for version, spec in unmet if satisfies(version, spec)] == []
+
+    def test_what_it_cannot_read_counts_as_met(self) -> None:
+        for version, spec in (("1.0", "===2.0"), ("1.0", "==2.*"), ("1.0", "~=2"), ("1.0", ">=two"),
+                              ("latest", ">=2"), ("1.0", "@ https://example.org/x.whl")):
+            assert satisfies(version, spec), (version, spec)
+
+    def test_a_local_version_in_a_specifier_counts_as_met(self) -> None:
+        """`!=2.0+cpu`: 2.0 and 2.0+cu121 meet it (PEP 440: the label must match), but its label
+        went unread, 2.0 taken for it, and such a venv named on every run (pip, which finds it met,
+        changing nothing); read as met, as the other clauses it cannot read (2.0+cpu too: pip decides)."""
+        for version in ("2.0", "2.0+cu121", "2.0+cpu"):
+            assert satisfies(version, "!=2.0+cpu"), version
+            assert satisfies(version, ">=1,!=2.0+cpu"), version
+        assert not satisfies("2.0+cu121", ">=3,!=2.0+cpu")  # the clause it reads still counts
+
+
+# versions as PEP 440 writes them, every spelling it normalizes (pre, post and dev releases, a local
+# label), no epoch (`1!2.0`: one the check cannot place, counted as met); specifiers whose reading every
+# `packaging` since 21 (pip's) shares: `>` and `~=` of a final release (packaging 26 reads `>1.0a1` of
+# 1.0.post1 otherwise), no post or dev release, no local label (neither read: counted as met)
+_RELEASE = st.lists(st.integers(0, 3), min_size=1, max_size=4).map(lambda p: ".".join(map(str, p)))
+_PRE = st.sampled_from(["", "", "a1", "b2", "rc1", "rc", "c1", "alpha1", "-beta.2", "pre1", "preview0", ".a0"])
+_VERSION = st.tuples(_RELEASE, _PRE, st.sampled_from(["", "", ".post0", ".post1", "-1", "post", ".r2", "-rev1"]),
+                     st.sampled_from(["", "", ".dev0", ".dev1", "dev", "-dev2"]),
+                     st.sampled_from(["", "", "+local", "+1", "+ubuntu-1"])).map("".join)
+_CLAUSES = st.one_of(
+    st.tuples(st.sampled_from(["==", "!=", "<=", ">=", "<"]), st.tuples(_RELEASE, _PRE).map("".join)).map("".join),
+    st.tuples(st.just(">"), _RELEASE).map("".join),
+    st.tuples(_RELEASE, st.integers(0, 3)).map(lambda p: f"~={p[0]}.{p[1]}"))  # `~=1` is no specifier
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VERSION, st.lists(_CLAUSES, min_size=1, max_size=3).map(",".join))
+def test_satisfies_reads_a_specifier_as_packaging_does(version: str, spec: str) -> None:
+    """`satisfies` against `packaging` (what pip decides with; installed versions as pip reads them,
+    a pre-release taken), over every operator and every spelling of a version both read the same."""
+    from packaging.specifiers import SpecifierSet
+
+    assert satisfies(version, spec) == SpecifierSet(spec).contains(version, prereleases=True)
 
 
 class TestMarkers:

@@ -598,3 +598,86 @@ def test_the_count_lists_one_folder_at_a_time_and_stops_at_its_bound(
     monkeypatch.setattr(os, "scandir", scandir)
     assert agents.sessions_on_disk(2) == 2
     assert listed == [str(first / "projects"), str(first / "projects" / "-p")], listed  # -q, c2 and codex: not
+
+
+def test_both_routes_hooks_are_named_as_running_twice(tmp_path: Path) -> None:
+    """install.sh's hooks in settings.json and the enabled plugin's (the README's "run ./install.sh
+    too" for a status line): doctor listed both routes' hooks and said nothing of it; it says each
+    hook runs twice and which command keeps which route. A disabled plugin's are not named so; where
+    install.sh added Codex's hooks, its --uninstall is said to take them too."""
+    import json
+    import subprocess
+    import sys
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    _installed_plugin()
+    settings_file = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    doc = json.loads(settings_file.read_text())
+    doc["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": "/v/bin/python",
+                                         "args": ["-I", "-S", "/v/bin/session-watcher-hook", "Stop"]}]}]}
+    settings_file.write_text(json.dumps(doc))
+    _, lines = doctor(wide)
+    (settings,) = [ln for ln in lines if ln.startswith("settings ")]
+    assert settings == (f"settings   {settings_file}: hooks for Stop; the enabled plugin registers them too, so each "
+                        "runs twice (harmless, slower): keep one route, install.sh's for the status line (`claude "
+                        "plugin uninstall session-watcher@session-watcher`), or the plugin's (`./install.sh "
+                        "--uninstall`)")
+    # install.sh registered Codex's hooks as well: --uninstall takes them, which keeping the plugin does not need
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    env = {**wide, "CODEX_HOME": str(codex_home)}
+    added = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "add", "/v/bin"], env=env,
+                           capture_output=True, timeout=60, check=True)
+    assert (codex_home / "hooks.json").exists(), added
+    _, lines = doctor(env)
+    (settings,) = [ln for ln in lines if ln.startswith("settings ")]
+    assert settings.endswith("or the plugin's (`./install.sh --uninstall`, which takes its Codex hooks too)"), settings
+    doc["enabledPlugins"] = {"session-watcher@session-watcher": False}
+    settings_file.write_text(json.dumps(doc))
+    _, lines = doctor(wide)
+    assert f"settings   {settings_file}: hooks for Stop" in lines
+
+
+def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: Path) -> None:
+    """`claude plugin install` runs the hooks of a session that never prompts: doctor's guard line
+    read that newest state and said "cannot tell yet" of the session at work. It reads the newest
+    with an API call and names the one passed over, as `status` does; with none, as before."""
+    wide = {**os.environ, "COLUMNS": "1000"}
+    empty = tmp_path / "s0.jsonl"
+    empty.write_bytes(b"")
+    hook("SessionStart", payload("s0-no-call", empty, "SessionStart", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert guard.endswith("newest session: cannot tell yet (no API call or no cache write seen)"), guard
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1-calls", t, "Stop", cwd=str(tmp_path)))
+    time.sleep(0.05)
+    hook("SessionStart", payload("s2-no-call", empty, "SessionStart", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (sessions,) = [ln for ln in lines if ln.startswith("sessions ")]
+    assert sessions.endswith("(s2-no-call)")  # the hooks' own news: the newest state
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by ttl" in guard, guard
+    assert "cannot tell yet" not in guard
+
+
+def test_the_guard_line_keeps_a_newer_session_with_a_call_but_no_cache_write(tmp_path: Path) -> None:
+    """A session whose calls wrote no cache (a prompt under the model's caching floor) made API calls:
+    the guard line reads it, "cannot tell yet", and does not pass it over as one with no API call
+    for an older session's cache."""
+    wide = {**os.environ, "COLUMNS": "1000"}
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1-cached", t, "Stop", cwd=str(tmp_path)))
+    time.sleep(0.05)
+    uncached = tmp_path / "s2.jsonl"
+    uncached.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes()
+                         .replace(b'"cache_creation_input_tokens":13835', b'"cache_creation_input_tokens":0')
+                         .replace(b'"ephemeral_1h_input_tokens":13835', b'"ephemeral_1h_input_tokens":0'))
+    assert b"13835" not in uncached.read_bytes()
+    hook("Stop", payload("s2-uncached", uncached, "Stop", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert guard.endswith("newest session: cannot tell yet (no API call or no cache write seen)"), guard
+    assert "passed over" not in guard

@@ -112,7 +112,7 @@ def test_report_counts_the_guards_warnings_and_sees_new_ones(tmp_path: Path) -> 
         fh.write(json.dumps(warning("left", T0 + 2000, T0 + 30, usd=0.31, mode="block")) + "\n")
     text = " ".join(line.strip() for line in report(tmp_path).stdout.splitlines())  # wrapped at 100 columns
     assert ("cold-cache guard: 2 cold prompts warned about (1 blocked once); 1 went ahead and re-wrote 30k "
-            "tokens ($0.19); 1 not sent in their session (their re-write: ~$0.31)") in text
+            "tokens ($0.19); 1 not sent again in its session (sending it would have re-written ~$0.31)") in text
     html = tmp_path / "r.html"
     assert report(tmp_path, "--html", str(html)).returncode == 0
     assert '<p id="guard">cold-cache guard: 2 cold prompts' in html.read_text()
@@ -149,6 +149,19 @@ def test_report_says_none_went_ahead_without_a_zero_re_write(tmp_path: Path) -> 
     log.parent.mkdir(parents=True)
     log.write_text(json.dumps(warning("left", T0 + 2000, T0 + 30, usd=0.31, mode="block")) + "\n")
     text = " ".join(line.strip() for line in report(tmp_path).stdout.splitlines())
-    assert ("cold-cache guard: 1 cold prompt warned about (1 blocked once); none went ahead; 1 not sent in their "
-            "session (their re-write: ~$0.31)") in text
+    assert ("cold-cache guard: 1 cold prompt warned about (1 blocked once); none went ahead; 1 not sent again "
+            "in its session (sending it would have re-written ~$0.31)") in text
     assert "0 went ahead" not in text
+
+
+def test_prompts_not_sent_say_what_sending_them_would_have_re_written() -> None:
+    """"1 not sent in their session (their re-write: ~$1.18)" read as a re-write paid: the figure is
+    the one a prompt held cold and not sent again spared; one is said in the singular."""
+    from session_watcher.reports.render_text import guard_sentence
+
+    g = {"warned": 2, "blocked": 2, "wentAhead": 0, "wentAheadTokens": 0, "wentAheadUsd": 0.0,
+         "notSent": 1, "notSentEstimatedUsd": 1.18}
+    assert guard_sentence(g) == ("cold-cache guard: 2 cold prompts warned about (2 blocked once); none went ahead; "
+                                 "1 not sent again in its session (sending it would have re-written ~$1.18)")
+    assert guard_sentence({**g, "notSent": 2, "notSentEstimatedUsd": 2.5}).endswith(
+        "; 2 not sent again in their sessions (sending them would have re-written ~$2.50)")

@@ -523,6 +523,27 @@ def test_a_file_named_like_no_claim_keeps_the_start_on_its_fast_path(name: str) 
     assert os.path.exists(os.path.join(folder, name))  # never ours to remove
 
 
+def test_a_folder_or_a_link_named_as_a_note_keeps_the_start_on_its_fast_path(tmp_path: Path) -> None:
+    """A folder named `*.json` in the pending folder, or a link so named (to nothing, or to a note
+    elsewhere), counted as a handoff waiting, though no take reads one (`_read`: a regular file, a
+    link never followed): every start went down the slower path for good. Only a regular file
+    counts now; the take hands out the real note beside them as before, and leaves them there."""
+    folder = handoffs.folder("pending")
+    os.makedirs(os.path.join(folder, "dir.json"))
+    os.symlink(tmp_path / "gone.json", os.path.join(folder, "nothing.json"))
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}")
+    os.symlink(elsewhere, os.path.join(folder, "linked.json"))
+    assert handoffs.any_pending() is False
+    _pending("parent-d")
+    assert handoffs.any_pending() is True
+    got = _take("child-d")
+    assert got is not None
+    assert got["parentSession"] == "parent-d"
+    assert handoffs.any_pending() is False
+    assert sorted(os.listdir(folder)) == ["dir.json", "linked.json", "nothing.json"]
+
+
 def test_a_real_claim_still_sends_the_start_down_the_path_that_puts_it_back() -> None:
     _pending("parent-c")
     path = handoffs.pending_file(PROJECT)
@@ -557,6 +578,65 @@ def test_a_claim_no_start_can_put_back_stops_costing_every_start() -> None:
     got = _take("child-s3")
     assert got is not None
     assert got["parentSession"] == "parent-s"
+
+
+def _start_in_a_read_only_folder(child: str) -> list[str]:
+    """What a start sees with the pending folder read-only (a mount for root, who writes a folder
+    whatever its mode; its mode for another user): `any_pending`, its take, then `any_pending` and
+    the folder's names, a line each."""
+    import shutil
+
+    folder = handoffs.folder("pending")
+    code = ("import os, time; from session_watcher.state import handoffs; print(handoffs.any_pending()); "
+            f"print(handoffs.take({PROJECT!r}, {child!r}, time.time(), lambda: {STALE!r}, None, None)); "
+            "print(handoffs.any_pending(), sorted(os.listdir(handoffs.folder('pending'))))")
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o500)
+        cmd = [sys.executable, "-c", code]
+    elif shutil.which("unshare") is None:
+        pytest.skip("root, and no unshare to mount the folder read-only")
+    else:
+        ro = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$1" -c "$2"'
+        cmd = ["unshare", "-m", "sh", "-c", ro, folder, sys.executable, code]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        os.chmod(folder, 0o700)
+    if os.geteuid() == 0 and proc.returncode != 0 and not proc.stdout:
+        pytest.skip(f"no read-only mount here: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.slow  # starts a process (the folder read-only in it)
+def test_a_claim_in_a_folder_no_start_can_write_keeps_the_start_on_its_fast_path() -> None:
+    """A claim in a pending folder this process may not write (read-only: a mount, or its mode for
+    another user than root) can be neither put back nor marked stuck: every start went down the slower
+    path to try again, for good. It is not counted there; a start's take leaves it as it is."""
+    _pending("parent-r")
+    path = handoffs.pending_file(PROJECT)
+    claim = f"{path}.{GONE}{handoffs.TAKING}"
+    os.rename(path, claim)
+    assert handoffs.any_pending() is True  # writable: the next start puts it back
+    assert _start_in_a_read_only_folder("child-r") == ["False", "None", f"False [{os.path.basename(claim)!r}]"]
+    assert handoffs.any_pending() is True  # writable again: counted, and put back
+    got = _take("child-r2")
+    assert got is not None
+    assert got["parentSession"] == "parent-r"
+
+
+@pytest.mark.slow  # starts a process (the folder read-only in it)
+def test_a_note_in_a_folder_no_start_can_write_keeps_the_start_on_its_fast_path() -> None:
+    """A note pending in a folder this process may not write cannot be taken (the take claims it by a
+    rename): every start went down the slower path to try, for good, as for a claim there. It is
+    not counted there; writable again, it is counted and taken."""
+    _pending("parent-n")
+    path = handoffs.pending_file(PROJECT)
+    assert _start_in_a_read_only_folder("child-n") == ["False", "None", f"False [{os.path.basename(path)!r}]"]
+    assert handoffs.any_pending() is True  # writable again: counted, and taken
+    got = _take("child-n2")
+    assert got is not None
+    assert got["parentSession"] == "parent-n"
 
 
 def test_a_stuck_mark_whose_claim_is_gone_goes() -> None:

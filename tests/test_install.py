@@ -512,6 +512,43 @@ def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == ["projects"]
 
 
+def test_a_settings_file_made_by_an_install_before_its_record_said_so_goes_at_uninstall(tmp_path: Path) -> None:
+    """An install before its record said whether it created settings.json (2026-12-05) made the
+    file: updated over (install.sh again), --uninstall deletes it where nothing but our entries is in
+    it (it left `{}` behind), and keeps one the user wrote a key of theirs into."""
+    for users in ({}, {"model": "opus"}):
+        root = tmp_path / ("mine" if users else "ours")
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root / "claude"), "SESSION_WATCHER_HOME": str(root / "sw")}
+        (root / "claude").mkdir(parents=True)  # Claude Code's folder was there, its settings.json not
+
+        def cli(*args: str, env: dict[str, str] = env) -> subprocess.CompletedProcess[str]:
+            got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *args], env=env,
+                                 capture_output=True, text=True, timeout=60, check=False)
+            assert got.returncode == 0, got.stderr
+            return got
+
+        cli("add", "/opt/old/bin")
+        record = root / "sw" / "data" / "installed.json"
+        rec = json.loads(record.read_text())
+        assert rec["created"] is True
+        # the record as that install wrote it: what it added, nothing of whether it made the file
+        record.write_text(json.dumps({key: rec[key] for key in ("settings", "hooks", "statusLine")}))
+        settings = root / "claude" / "settings.json"
+        if users:
+            write_settings(settings, {**json.loads(settings.read_text()), **users})
+        cli("add", "/opt/new/bin")  # the update
+        assert json.loads(record.read_text())["created"] is (not users)  # nothing of the user's in it
+        rm = cli("remove")
+        if users:
+            assert json.loads(settings.read_text()) == users
+            assert f"settings: removed session-watcher from {settings}" in rm.stdout
+        else:
+            assert not settings.exists()
+            assert f"settings: removed {settings} (the install created it; nothing else was in it)" in rm.stdout
+            assert sorted(p.name for p in (root / "claude").iterdir()) == []  # no backup of ours left
+        assert (root / "claude").is_dir()  # Claude Code's folder: never the install's to remove
+
+
 def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Path) -> None:
     """The user deleted settings.json after the install: uninstall says there is nothing to remove
     there, and its record of the install goes too (a later install reads none of it)."""
@@ -1541,4 +1578,16 @@ def test_install_sh_help_names_each_mode_it_takes(tmp_path: Path) -> None:
         assert f"./install.sh {mode} " in got.stdout, mode
     assert "Honours CLAUDE_CONFIG_DIR" in got.stdout
     assert "set -eu" not in got.stdout
+    assert not b.sw_home.exists()
+
+
+def test_install_sh_unknown_option_names_the_help(tmp_path: Path) -> None:
+    """An option install.sh does not take (`--uninstal`, a typo) was named and no more: the message
+    names `./install.sh --help`, the next step; it exits 2 and installs nothing."""
+    b = Box(tmp_path)
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--uninstal"], env=b.env(), capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert got.returncode == 2
+    assert got.stderr == "install.sh: unknown option --uninstal (`./install.sh --help` lists the options)\n"
+    assert got.stdout == ""
     assert not b.sw_home.exists()

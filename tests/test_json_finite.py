@@ -137,6 +137,33 @@ def test_the_cli_writes_a_figure_json_cannot_hold_as_null() -> None:
         json_text({"a": object()})
 
 
+def test_the_session_page_and_the_otlp_body_write_a_figure_json_cannot_hold_as_null() -> None:
+    """The session page's data (written whole, a block of rows or story rows at a time, or a row
+    the live view sends) and the OTLP/JSON body were written with `allow_nan=False`: a figure JSON
+    cannot hold raised where every JSON the CLI writes has it null. They write it null now, the
+    rest `json.dumps`'s very text."""
+    from session_watcher.otlp.wire import encode
+    from session_watcher.reports import live_view
+    from session_watcher.reports.session_page import model_json
+    from session_watcher.reports.session_page_data import Packed, story_dict, story_json
+
+    inf, nan = float("inf"), float("nan")
+    story = Packed([(1.0, 1, 100, inf, 1.5, None, "green", 0, 0, nan, ()),
+                    (2.0, 2, 200, 0.5, 1.5, None, "amber", 1, 1, 0.25, ())], story_dict, story_json)
+    model = {"sessionId": "s", "x": inf, "rows": [{"kind": "call", "start": nan, "n": 1}], "story": story,
+             "fork": {"calls": [-inf, 2]}}
+    nulled: dict[str, Any] = {"sessionId": "s", "x": None, "rows": [{"kind": "call", "start": None, "n": 1}],
+              "story": [{"ts": 1.0, "call": 1, "L": 100, "x": None, "xSweet": 1.5, "br": None, "lamp": "green",
+                         "bills": 0, "billDone": 0, "billProgress": None, "alerts": []},
+                        {"ts": 2.0, "call": 2, "L": 200, "x": 0.5, "xSweet": 1.5, "br": None, "lamp": "amber",
+                         "bills": 1, "billDone": 1, "billProgress": 0.25, "alerts": []}],
+              "fork": {"calls": [None, 2]}}
+    assert "".join(model_json(model)) == json.dumps(nulled, separators=(",", ":"))
+    assert live_view._dumps({"a": [inf, "é"]}) == '{"a":[null,"\\u00e9"]}'
+    body, kind = encode({"resourceMetrics": [{"asDouble": nan, "w": 1.5}]}, "http/json", "metrics")
+    assert (body, kind) == (b'{"resourceMetrics":[{"asDouble":null,"w":1.5}]}', "application/json")
+
+
 def test_a_text_kept_for_the_report_never_holds_a_figure_json_cannot_hold() -> None:
     """`reports.jsontext.finite_pieces`, what the report's text passes before the index keeps it (a
     warm run sends it as it is): pieces with no `NaN` or `Infinity` are the same pieces, not copied;

@@ -65,7 +65,7 @@ class TestCompose:
         assert body.splitlines() == [
             "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
             "less the restart's own cost).",
-            "A fresh session would carry 45k tokens (18k system + 27k files).",
+            "A fresh session would carry 45k tokens (18k system + 27k in files).",
             "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
             "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
             "once).",
@@ -105,7 +105,7 @@ class TestCompose:
         assert title == "Your cache expired: a fresh start is cheaper now (shop)"
         assert body.splitlines()[:3] == [
             "1 h 32 min since the last call: the next prompt re-writes 180k tokens ($1.13).",
-            "A fresh session would carry 41k tokens (18k system + 23k files), about $0.26 to start.",
+            "A fresh session would carry 41k tokens (18k system + 23k in files), about $0.26 to start.",
             "Restarting now saves $1.26 over the next ~10 calls, the re-write included.",
         ]
         # the cache is cold: the handoff typed in the agent (a slash command or bash mode) would send
@@ -184,7 +184,7 @@ class TestEscaping:
             "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
             "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
             "less the restart's own cost).\n"
-            "A fresh session would carry 45k tokens (18k system + 27k files).\n"
+            "A fresh session would carry 45k tokens (18k system + 27k in files).\n"
             "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
             "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
             "once).\n"

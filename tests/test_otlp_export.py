@@ -578,6 +578,43 @@ def test_a_subagent_log_that_is_no_file_is_named_as_a_main_one(tmp_path: Path) -
     assert [s["sessionId"] for s in json.loads(back.stdout)["sessions"]] == [SID]
 
 
+def test_replay_and_status_name_a_subagent_log_that_is_no_file(tmp_path: Path) -> None:
+    """`replay`, `status` and `health` passed over a folder named `*.jsonl` (or a link to nothing) in
+    the session's `subagents/` folder without a word, where `report`, `export` and `backtest` name it:
+    each names it now, once, in their words (a session the hooks never saw, then one they recorded);
+    the hooks, whose fold reads the same folder, stay silent; the figures are the same."""
+    proj = tmp_path / "claude" / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    transcript = proj / COLD.name
+    shutil.copy(COLD, transcript)
+    wide = {**os.environ, "COLUMNS": "1000", "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    plain = sw("replay", "--json", str(transcript), env=wide)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stderr == b""
+    subs = proj / SID / "subagents"
+    subs.mkdir(parents=True)
+    odd = [subs / "agent-folder.jsonl", subs / "agent-nothing.jsonl"]
+    odd[0].mkdir()
+    odd[1].symlink_to(tmp_path / "gone.jsonl")
+
+    def said(command: str) -> list[str]:
+        return [f"session-watcher {command}: left out {p}: not a file it can read" for p in odd]
+
+    for command in ("replay", "status", "health"):
+        got = sw(command, "--json", str(transcript), env=wide)
+        assert got.returncode == 0, got.stderr
+        assert got.stderr.decode().splitlines() == said(command)
+        if command == "replay":
+            assert got.stdout == plain.stdout
+    done = hook("Stop", payload(SID, transcript), env=wide)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == done.stderr == b""
+    for command in ("status", "health"):  # the hooks' state now: read, the folder listed all the same
+        got = sw(command, "--json", SID, env=wide)
+        assert got.returncode == 0, got.stderr
+        assert got.stderr.decode().splitlines() == said(command)
+
+
 def test_export_since_a_time_no_session_reaches_says_so(tmp_path: Path) -> None:
     """A transcript touched since --since whose last call is older: nothing to send, said as for no
     transcript at all (it said "exported 0 sessions", and --dry-run printed a request of the cache

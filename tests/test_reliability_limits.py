@@ -166,7 +166,7 @@ def test_read_only_state_dir(root: Path, how: str) -> None:
         entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]
         assert len(entries) == 1, log_text(root)  # once, not per run
         code, out = doctor(root)
-        assert "log        1 entries" in out, out
+        assert "log        1 entry" in out, out
         if not mounted:
             assert code == 1, out
             assert "sessions   ERROR" in out, out
@@ -253,7 +253,7 @@ def test_doctor_reports_quarantine_permissions_and_log_errors(root: Path) -> Non
     os.chmod(sf, 0o644)
     code, out = doctor(root)
     assert code == 1, out
-    assert re.search(r"quarantine 1 files in .*quarantine", out), out
-    assert "perms      1 state files readable by others" in out, out
-    assert re.search(r"log        1 entries; last: .*quarantined", out), out
+    assert re.search(r"quarantine 1 file in .*quarantine", out), out
+    assert "perms      1 state file readable by others" in out, out
+    assert re.search(r"log        1 entry; last: .*quarantined", out), out
     no_canary(root)

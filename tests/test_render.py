@@ -334,19 +334,23 @@ def test_status_text_speaks_plainly_unless_asked() -> None:
     assert "bill cycle" not in status_text(amber)
     # bp_amber 0.001: just past the sweet spot; the gate also waits for the segment's calls and a saving
     # over its floors (`engine.worth_saying`): the sentence left them out, "one comes once staying costs
-    # 0.1 % or more", which is not all it takes. Its figures are the config's the gate reads.
+    # 0.1 % or more", which is not all it takes, nor the sweet spot (bp is over 0 before it too: green at x 3.0
+    # against a sweet spot of 4.0, bp 2.9 %, read as met). Its figures are the config's the gate reads.
     from session_watcher.base.config import DEFAULTS
 
-    assert ("none pending (one can come once staying costs 0.1 % or more over a restart at the best moment, "
+    assert ("none pending (one can come once the session is past its sweet spot and staying costs 0.1 % or more "
+            "over a restart at the best moment, "
             "once 10 calls have come since the session's start or its last compaction, and if a restart then "
             "saves $0.01 or more and 5 % or more of those calls' cache cost)") in \
         " ".join(status_text(final, cfg=DEFAULTS).split())
     set_ = {**DEFAULTS, "gate_min_calls": 1, "advice_min_usd": 0.0, "advice_min_share": 0.2}
-    assert ("none pending (one can come once staying costs 0.1 % or more over a restart at the best moment, "
+    assert ("none pending (one can come once the session is past its sweet spot and staying costs 0.1 % or more "
+            "over a restart at the best moment, "
             "and if a restart then saves 20 % or more of the cache cost since the session's start or its last "
             "compaction)") in \
         " ".join(status_text(final, cfg=set_).split())
-    assert ("none pending (one can come once staying costs 0.1 % or more over a restart at the best moment, "
+    assert ("none pending (one can come once the session is past its sweet spot and staying costs 0.1 % or more "
+            "over a restart at the best moment, "
             "if a restart then saves enough to be worth saying)") in " ".join(status_text(final).split())
 
 
@@ -361,17 +365,17 @@ def test_status_text_never_says_a_restart_carries_more_than_the_context_holds() 
     assert (short["bDefault"], short["floor"], short["contextPressure"]["pressureTokens"]) == (25353, 25353, 25353)
     said = [line for line in status_text(short).splitlines() if line.startswith("restart")]
     assert said == ["restart  a restart would not make the context smaller (it holds 25k; a fresh session "
-                    "would carry 25k: 25k system + 0 files)"]
+                    "would carry 25k: 25k system + 0 in files)"]
     grown = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
     said = [line for line in status_text(grown).splitlines() if line.startswith("restart")]
     held = grown["contextPressure"]["pressureTokens"]
     assert held > grown["bDefault"] > grown["floor"]
     assert said == [f"restart  a fresh session would carry {tokens(grown['bDefault'])} tokens "
-                    f"({tokens(grown['floor'])} system + {tokens(grown['bDefault'] - grown['floor'])} files); "
+                    f"({tokens(grown['floor'])} system + {tokens(grown['bDefault'] - grown['floor'])} in files); "
                     f"the context now holds {tokens(held)}"]
     # files a fresh session would read again, with a carry at or above what the context holds
     doc = {**short, "bDefault": 30_000, "floor": 26_000}
-    assert "it holds 25k; a fresh session would carry 30k: 26k system + 4k files)" in status_text(doc)
+    assert "it holds 25k; a fresh session would carry 30k: 26k system + 4k in files)" in status_text(doc)
 
 
 def test_a_cold_return_says_restart_whatever_the_lamp() -> None:

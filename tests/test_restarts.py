@@ -42,6 +42,20 @@ def test_a_handoff_restart_priced_by_hand() -> None:
     assert got["savingUsd"] == pytest.approx(got["continueUsd"] - got["actualUsd"])
 
 
+def test_the_backtest_and_the_restarts_round_as_the_status_document_does() -> None:
+    """One rounding of a figure, `core.status.rounded` (None kept): the backtest and the restarts
+    each kept a private copy of it."""
+    from session_watcher.core import status
+
+    assert vars(bt)["rounded"] is status.rounded
+    assert vars(rs)["rounded"] is status.rounded
+    assert not hasattr(bt, "_round")
+    assert not hasattr(rs, "_round")
+    assert status.rounded(None) is None
+    assert status.rounded(1 / 3) == 0.333333
+    assert status.rounded(2 / 3, 3) == 0.667
+
+
 def test_a_restart_onto_a_warm_parent_saves_only_the_reads() -> None:
     parent = call(10, 0.0, 99_000, 1_000)
     child = [call(1, 60.0, 10_000, 20_000), call(2, 70.0, 30_000, 1_000)]

@@ -85,7 +85,9 @@ KEYS = (
     Key("exclude", "globs", [], "project-relative globs of files a restart never carries; wins over include",
         project=True),
     Key("cRatio", "number", None, "cache write / cache read price ratio; unset: from the model and the cache "
-        "TTL seen in usage (12.5 or 20)", low=1.0, high=1000.0, project=True),
+        "TTL seen in usage (5-minute / 1-hour writes: 12.5 / 20 on most Claude models, 25 / 40 on Opus and Sonnet "
+        "5.5, 50 / 80 on Fable and Mythos 5.1; a Codex thread's: 10 on gpt-5.5 and older, 25 on gpt-6.1-sol and "
+        "gpt-6.2-sol, else 12.5)", low=1.0, high=1000.0, project=True),
     Key("bp_amber", "number", 0.001, "bill premium at which the lamp turns amber and deep water begins",
         low=0.001, high=10.0, project=True),
     Key("bp_red", "number", 0.25, "bill premium at which the lamp turns red (at least bp_amber, with both files "
@@ -275,21 +277,58 @@ def expected(k: Key) -> str:
 def _check(file: str, key: str, value: object) -> object:
     k = SPECS.get(key)
     if k is None:
-        near = [n for n in known_keys() if n.endswith("." + key)]  # `remind_min` for `notify.remind_min`
-        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
-        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})", keep=[file])
+        # the key a typo most likely meant, where one is close (then not a list of 31: `config show` has them)
+        hint = _did_you_mean(key)
+        known = "`config show` lists every key" if hint else f"known: {', '.join(known_keys())}"
+        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}{known})", keep=[file])
     out = _settle(k, value)
     if out is BAD and k.kind == "prices":
         raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}", keep=[file])
     if out is BAD:
-        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_short(repr(value))}",
+        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_got(file, k, value)}",
                           keep=[file])
     return out
+
+
+def _got(file: str, k: Key, value: object) -> str:
+    """The value a key refused, as its error shows it; a number written in quotes (`"0.2"`, a string
+    to TOML) and one name where a list goes say how to write them (`got '0.2'` read as a number), in
+    the form `file` takes: a file's line, `config set`'s or `backtest --set`'s words (a shell takes
+    `["desktop"]` unquoted as a pattern); the example only where the key takes it."""
+    import re
+    import shlex
+
+    shown = _short(repr(value))
+    if not isinstance(value, str):
+        return shown
+    if k.kind in ("whole", "number", "minutes", "seconds") \
+            and re.fullmatch(r"[+-]?[0-9][0-9_]*(\.[0-9]+)?([eE][+-]?[0-9]+)?", value.strip()):
+        said, text = "a string: a number is written without quotes", value.strip()
+    elif k.kind == "list" and value in k.choices:
+        said, text = "one name: a list is written in brackets", f'["{value}"]'
+    else:
+        return shown
+    if _settle(k, parse_cli_value(text)) is BAD:  # `"3.5"` for a whole number: no example it refuses too
+        return f"{shown}, {said}"
+    example = (f"config set {k.name} {shlex.quote(text)}" if file == "config set" else
+               f"--set {shlex.quote(f'{k.name}={text}')}" if file == "--set" else
+               f"{k.name.split('.')[-1]} = {text}")
+    return f"{shown}, {said} ({example})"
 
 
 def _short(text: str, limit: int = 200) -> str:
     """Text from a file, shortened for an error message (errors are logged and kept in states)."""
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _did_you_mean(key: str) -> str:
+    """`did you mean 'KEY'? ` for an unknown key: the one key it names without its table (`remind_min`
+    for `notify.remind_min`), else the one known key spelt closest (`bp_ambr`: `bp_amber`); else ""."""
+    import difflib
+
+    near = [n for n in known_keys() if n.endswith("." + key)] \
+        or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
+    return f"did you mean '{near[0]}'? " if len(near) == 1 else ""
 
 
 def known_keys() -> list[str]:
@@ -433,12 +472,8 @@ def _known(key: str) -> None:
         _price_parts(key)
         return
     if key not in known_keys():
-        import difflib
-
         # the command line's own fault: the key it may have meant, not the file, nor a list of 31
-        near = [n for n in known_keys() if n.endswith("." + key)] \
-            or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
-        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        hint = _did_you_mean(key)
         # `config show`: the subcommand of the command just run, whichever route's it is (kept short)
         raise UsageError(f"unknown key '{_short(key)}' ({hint}`config show` lists every key)")
 

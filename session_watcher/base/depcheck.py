@@ -8,7 +8,11 @@ missing, space-separated, and exits 1 when one is (install.sh then runs pip and 
 `sys.path` (an `*.egg-info` counts as installed, its requirements unread: `installed`),
 session-watcher's `Requires-Dist` lines, and theirs in turn (protobuf, which the OTLP messages
 need, is opentelemetry-proto's), the extras left out (`[fast]`'s stringzilla is optional:
-the marker search works without it). A requirement's environment marker is read as the Python
+the marker search works without it), and each one's `Version`: one installed at a version its
+requirement's specifier does not take (msgspec 0.17 against `msgspec>=0.18`: PEP 440's `>=`, `<=`,
+`==`, `!=`, `<`, `>` and `~=`, `satisfies`) is named by the requirement it does not meet
+(`msgspec>=0.18`), pip then installing one that does; a specifier or a version it cannot read counts
+as met. A requirement's environment marker is read as the Python
 expression it is written as, over the environment's names (`sys_platform != 'win32'`; a version
 compares as PEP 440 orders them: by its numbers, a pre-release such as 3.13.0rc1 below its release);
 one it cannot read (a name not among them, an operator Python does not have, a version it cannot
@@ -149,8 +153,10 @@ def installed(path: list[str]) -> dict[str, str]:
     return found
 
 
-def requires(metadata: str) -> list[str]:
-    """A METADATA file's `Requires-Dist` values (its headers: up to the first empty line)."""
+def headers(metadata: str) -> tuple[str | None, list[str]]:
+    """A METADATA (or PKG-INFO) file's `Version` (None: none read) and its `Requires-Dist` values
+    (its headers: up to the first empty line)."""
+    version: str | None = None
     out: list[str] = []
     try:
         with open(metadata, encoding="utf-8", errors="replace") as fh:
@@ -159,30 +165,94 @@ def requires(metadata: str) -> list[str]:
                     break
                 if line[:14].lower() == "requires-dist:":
                     out.append(line[14:].strip())
+                elif line[:8].lower() == "version:":
+                    version = line[8:].strip()
     except OSError:
         pass
-    return out
+    return version, out
+
+
+_CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\S+)\s*")
+
+
+def satisfies(version: str, spec: str) -> bool:
+    """Whether an installed `version` meets a requirement's specifier (`>=0.18`, `<8.0,>=5.0`), each
+    clause compared as PEP 440 orders versions (`Version`; `~=2.2` is `>=2.2` and `==2.*`). A clause
+    it cannot read (`===`, `==1.*`, a local version such as `!=2.0+cpu`, whose label `Version` does not
+    compare: 2.0 would be taken for it), or a version it cannot place, counts as met, as a marker it
+    cannot read leaves its requirement out: pip decides then."""
+    for clause in spec.split(","):
+        m = _CLAUSE.fullmatch(clause)
+        if m is None or "+" in m.group(2):
+            continue
+        op, target = m.groups()
+        have = Version(version)
+        try:
+            if op == "~=":
+                release = _PEP440.fullmatch(target)
+                prefix = tuple(int(p) for p in release.group(1).split(".")[:-1]) if release else ()
+                if not prefix:  # `~=1` is no specifier
+                    continue
+                numbers = version_key(version)[0] + (0,) * len(prefix)
+                ok = have >= target and numbers[:len(prefix)] == prefix
+            else:
+                ok = {"==": have.__eq__, "!=": have.__ne__, "<=": have.__le__, ">=": have.__ge__,
+                      "<": have.__lt__, ">": have.__gt__}[op](target)
+        except ValueError:
+            continue
+        if not ok:
+            return False
+    return True
+
+
+def specifier(head: str, end: int) -> str:
+    """The version specifier of a requirement (what follows its name, at `end` in `head`): its
+    extras and the brackets of the older spelling (`protobuf (<8.0,>=5.0)`) left out; "" for none
+    (or a URL, `name @ https://...`)."""
+    rest = head[end:].strip()
+    if rest.startswith("["):
+        rest = rest.partition("]")[2].strip()
+    if rest.startswith("@"):
+        return ""
+    return rest.removeprefix("(").removesuffix(")").strip()
 
 
 def missing(path: list[str], env: dict[str, object], top: str = "session-watcher") -> list[str]:
-    """The distributions `top` needs, itself and through those it needs, not installed along `path`."""
+    """The distributions `top` needs, itself and through those it needs, not installed along `path`;
+    one installed at a version a requirement of them does not take (`satisfies`), by the name and
+    the specifier it does not meet (`msgspec>=0.18`): pip installs one that does."""
     have = installed(path)
     lacking: list[str] = []
     seen = {normal(top)}
     todo = [normal(top)]
+    wanted: list[tuple[str, str]] = []  # (name, specifier) of each requirement asked for
+    versions: dict[str, str | None] = {}
     while todo:
         name = todo.pop(0)
         if name not in have:
             lacking.append(name)
             continue
-        for req in requires(have[name]):
+        versions[name], requires = headers(have[name])
+        for req in requires:
             head, _, marker = req.partition(";")
             if marker.strip() and not marker_holds(marker.strip(), env):
                 continue
             match = _NAME.match(head)
-            if match and normal(match.group(1)) not in seen:
-                seen.add(normal(match.group(1)))
-                todo.append(normal(match.group(1)))
+            if not match:
+                continue
+            dep = normal(match.group(1))
+            spec = specifier(head, match.end())
+            if spec:
+                wanted.append((dep, spec))
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    named: set[str] = set()
+    for dep, spec in wanted:
+        version = versions.get(dep)
+        if version is not None and dep not in named and not satisfies(version, spec):
+            named.add(dep)
+            lacking.append(dep + "".join(spec.split()))
     return lacking
 
 

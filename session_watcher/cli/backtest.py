@@ -69,8 +69,7 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None,
                     raise
                 import os
 
-                from session_watcher.cli.messages import say
-                from session_watcher.cli.report import NOT_A_FILE
+                from session_watcher.cli.messages import NOT_A_FILE, say
 
                 # a folder named as a log, a link to nothing (`Agent.sources`): in report's and export's words
                 odd = os.path.isdir(path) or (os.path.islink(path) and not os.path.exists(path))

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
-from session_watcher.cli.messages import say
+from session_watcher.cli.messages import NOT_A_FILE, say
 from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
 from session_watcher.core.usererrors import NoSession, UsageError, UserError
@@ -229,6 +229,14 @@ def copies_usage(state: State, transcript: object) -> Bucket | None:
     return got["inheritedUsage"]
 
 
+def say_unread(paths: list[str], command: str) -> None:
+    """The logs a command's fold passed over in a session's `subagents/` folder, named `*.jsonl` and
+    no file (a folder, a link to nothing: `state.session.subagent_files`), a line on stderr each, in
+    the words `report`, `export` and `backtest` use (the hooks pass them over without a word)."""
+    for path in paths:
+        say(f"left out {path}: {NOT_A_FILE}", keep=[path], prog=f"session-watcher {command}")
+
+
 def session_state(target: str | None) -> tuple[State, Config]:
     """The state of the session `target` names (`sessions.find`) and its config: the hooks' state
     brought up to date with its transcript, or, for a session the hooks never saw, its transcript
@@ -237,19 +245,31 @@ def session_state(target: str | None) -> tuple[State, Config]:
     return state, cfg
 
 
-def session_found(target: str | None) -> tuple[State, Config, Found]:
+def session_found(target: str | None, command: str | None = None) -> tuple[State, Config, Found]:
     """`session_state`, and the session as `sessions.find` named it (`Found.skipped`: the newer
-    sessions without an API call the default passed over)."""
+    sessions without an API call the default passed over). `command`, where given, names on stderr
+    the logs of the session's `subagents/` folder that are no file (`say_unread`)."""
     from session_watcher.sessions.naming import find
 
     found = find(target)
     if found.recorded:
-        return (*load_session(found.session_id), found)
+        state, cfg = load_session(found.session_id)
+        transcript = (state.get("cursor") or {}).get("path")
+        if command is not None and isinstance(transcript, str):  # the hooks' fold passed them over
+            from session_watcher.state.session import subagent_files
+
+            unread: list[str] = []
+            subagent_files(transcript, found.session_id, unread)
+            say_unread(unread, command)
+        return state, cfg, found
     if found.transcript is None:
         raise NoSession(f"session {found.session_id}: no transcript on disk to fold")
     from session_watcher.sessions.replay import fold
 
-    state, cfg, _trace = fold(found.transcript, with_trace=False)
+    asked: dict[str, Any] = {}
+    state, cfg, _trace = fold(found.transcript, with_trace=False, asked=asked)
+    if command is not None:
+        say_unread(asked["unread"], command)
     return state, cfg, found
 
 
@@ -268,7 +288,7 @@ def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.status import cold_now, status_document
     from session_watcher.core.statustext import status_text
 
-    state, cfg, found = session_found(_target(ns))
+    state, cfg, found = session_found(_target(ns), "status")
     now = time.time()
     # the restart saving the status line shows now: cold cache and prepared handoff included
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
@@ -320,6 +340,7 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     assert transcript is not None
     asked: dict[str, Any] = {}
     state, cfg, trace = fold(transcript, ns.cwd, with_trace=bool(ns.trace), asked=asked)  # its config kept
+    say_unread(asked["unread"], "replay")
     from session_watcher.core.status import status_document  # after the fold's start: a child may parse meanwhile
 
     doc = status_document(state, cfg)
@@ -350,7 +371,7 @@ def health(ns: argparse.Namespace) -> int:
     from session_watcher.core.status import status_document
     from session_watcher.core.statustext import health_text
 
-    state, cfg, found = session_found(_target(ns))
+    state, cfg, found = session_found(_target(ns), "health")
     doc = status_document(state, cfg)
     block = doc["health"]  # no call: nothing graded (core.health.graded)
     if ns.json:

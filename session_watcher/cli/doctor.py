@@ -15,6 +15,11 @@ from session_watcher.core.numbers import duration
 from session_watcher.core.usererrors import ConfigError
 
 
+def _n(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 file`, `3 files` (`nouns`: a plural not made with an s, `entries`): `1 files` read for one."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def _folder(path: str, want: int = 0o700) -> str:
     """A folder and whether only you can read it, in words."""
     try:
@@ -250,7 +255,16 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
         hooks = doc.get("hooks", {}) if isinstance(doc, dict) else {}
         hooks = hooks if isinstance(hooks, dict) else {}  # an odd entry is the installer's to name
         ours = sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
-        if ours or not plugin_on:
+        if ours and plugin_on:  # both routes: each event's hook runs twice (docs/install.md)
+            from session_watcher.cli.install_codex import record_file
+
+            # --uninstall takes all the install added: Codex's hooks too, which the plugin does not register
+            codex = ", which takes its Codex hooks too" if os.path.exists(record_file()) else ""
+            out.append(f"settings   {settings}: hooks for {', '.join(ours)}; the enabled plugin registers "
+                       "them too, so each runs twice (harmless, slower): keep one route, install.sh's for "
+                       "the status line (`claude plugin uninstall session-watcher@session-watcher`), or the "
+                       f"plugin's (`./install.sh --uninstall`{codex})")
+        elif ours or not plugin_on:
             out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")
         else:
             out.append(f"settings   {settings}: no hooks of ours (the enabled plugin's run instead)")
@@ -297,8 +311,25 @@ def _held_locks(folder: str) -> list[str]:
     return held
 
 
-def _cold_cache_line(session_id: str) -> str:
-    """What the cold-cache guard would say of the newest session now, and from which source."""
+GUARD_LOOKS = 16  # the newest states doctor reads for one with an API call (a hook-only one is skipped)
+
+
+def _cold_cache_line(session_ids: list[str]) -> str:
+    """What the cold-cache guard would say of the newest session with an API call now, and from which
+    source; newer ones with none (`claude plugin install` and a session left before its first prompt
+    run the hooks too) are passed over and named, as `status` does; with none among the newest
+    GUARD_LOOKS, the newest's."""
+    passed: list[str] = []
+    for sid in session_ids[:GUARD_LOOKS]:
+        line = _cold_cache_one(sid, passed)
+        if line is not None:
+            return line
+        passed.append(sid)
+    return _cold_cache_one(session_ids[0], [], final=True) or ""
+
+
+def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> str | None:
+    """`_cold_cache_line` of one session; None where it counted no API call (unless `final`)."""
     from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
     from session_watcher.state import store
@@ -310,10 +341,13 @@ def _cold_cache_line(session_id: str) -> str:
     except OSError:
         state = None
     if state is None:
-        return "guard      newest session: no state to read"
+        return "guard      newest session: no state to read" if final or not passed else None
+    if not final and not state["engine"].get("calls", 0):  # passed over; one with calls but no cache
+        return None  # write seen is the session at work all the same ("cannot tell yet"), not passed over
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     got = cold_cache(state, cfg, time.time())
-    head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session"
+    over = f" ({session_id[:8]}; passed over {', '.join(p[:8] for p in passed)}: no API call)" if passed else ""
+    head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session{over}"
     if got is None:
         return f"{head}: cannot tell yet (no API call or no cache write seen)"
     life = got["lifetimeSeconds"]
@@ -404,22 +438,23 @@ def report() -> tuple[list[str], bool]:
                  "a Claude Code session")
         lines.append(_unwatched_line(start))
     if sessions:
-        lines.append(_cold_cache_line(sessions[0][1]))
+        lines.append(_cold_cache_line([sid for _, sid in sessions]))
     wide = [sid for _, sid in sessions if _mode(store.session_file(sid)) & 0o077]
     if wide:
         ok = False
-        lines.append(f"perms      {len(wide)} state files readable by others")
+        lines.append(f"perms      {_n(len(wide), 'state file')} readable by others")
     held = _held_locks(paths.sessions_dir())
     lines.append(f"locks      {len(held)} held now" + (f": {', '.join(held)}" if held else ""))
     try:
         quarantined = os.listdir(paths.quarantine_dir())
     except OSError:
         quarantined = []
-    lines.append(f"quarantine {len(quarantined)} files" + (f" in {paths.quarantine_dir()}" if quarantined else ""))
+    where = f" in {paths.quarantine_dir()}" if quarantined else ""
+    lines.append(f"quarantine {_n(len(quarantined), 'file')}{where}")
     folder = f"; folder {_folder(paths.log_dir())}"
     try:
         errors = [ln for ln in _tail_text(paths.log_file()).splitlines() if " pid " in ln]
-        lines.append(f"log        {len(errors)} entries; last: {errors[-1].strip()[:140]}" if errors
+        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last: {errors[-1].strip()[:140]}" if errors
                      else f"log        empty{folder}")
     except FileNotFoundError:
         lines.append(f"log        empty{folder}")

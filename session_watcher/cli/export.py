@@ -54,7 +54,7 @@ def sessions(roots: list[str] | None, since: float | None) -> list[str]:
     from stat import S_ISREG
 
     from session_watcher.agents import sources as found_in
-    from session_watcher.cli.report import NOT_A_FILE
+    from session_watcher.cli.messages import NOT_A_FILE
 
     found: dict[str, tuple[float, str]] = {}
     for src in found_in(roots)[1]:

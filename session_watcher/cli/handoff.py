@@ -163,6 +163,7 @@ def waiting(ns: argparse.Namespace) -> int:
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.numbers import duration
     from session_watcher.core.text import clean, fit
+    from session_watcher.hooks.inject import as_read
     from session_watcher.state import handoffs
     from session_watcher.state.handoffs import waits_for
 
@@ -213,6 +214,7 @@ def waiting(ns: argparse.Namespace) -> int:
                 f"{'a ' + clean(_session_of(doc)) + ' in ' if waits_for(doc) else ''}{clean(str(doc.get('project')))} "
                 f"from session {clean(ids[str(doc.get('parentSession'))])}, written {duration(age)} ago")
         print(fit(head, columns()))
-        if not ns.drop:  # the note as the model will read it: never wrapped
-            print(f"\n{clean(str(doc.get('note')))}\n")
+        if not ns.drop:  # the note as the model will read it (hooks.inject): never wrapped
+            note = str(doc.get("note"))
+            print(f"\n{as_read(note) or clean(note)}\n")
     return 0

@@ -23,6 +23,7 @@ its spaces within the terminal's columns, a path kept whole; a command to copy s
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import shlex
@@ -283,13 +284,17 @@ def add(bin_dir: str) -> int:
     same = next((r for r in _installs(prev) if r.get("settings") == path), {})
     entries = hook_entries(bin_dir)
     wanted = {hook_key(entry) for _, entry in entries}
+    # a file the install made (none was there) goes again at --uninstall when nothing else is in it;
+    # so does one an install recorded before records said so (no "created") where nothing but its
+    # entries is in it now: the file holds nothing of the user's (their `{}` at most)
+    created = before is None or same.get("created") is True or (
+        bool(same) and "created" not in same and not _ours(same)[2](copy.deepcopy(doc)))
     # an earlier install's hooks (another form, another venv path) are replaced, not doubled
     prevs = _installs(prev)
     _drop_hooks(doc, {k for r in prevs for k in r.get("hooks") or [] if isinstance(k, str) and k not in wanted})
     hooks = doc.setdefault("hooks", {})
-    # a file the install made (none was there) goes again at --uninstall when nothing else is in it
-    created = before is None or same.get("created") is True
-    # and its folder (a machine without Claude Code has no ~/.claude): it goes too when it is left empty
+    # the folder the install made for the file (a machine without Claude Code has no ~/.claude) goes
+    # too when it is left empty
     folder = not os.path.lexists(os.path.dirname(path)) or same.get("createdFolder") is True
     added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None, "created": created,
                              "createdFolder": folder, "earlier": earlier(prevs, wanted | {statusline_command(bin_dir)})}

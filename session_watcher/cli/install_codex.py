@@ -21,6 +21,7 @@ where a `codex` executable is found the install has Codex trust them through its
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -78,6 +79,13 @@ def add(bin_dir: str) -> int:
     prev = claude._load(record_file()) if os.path.exists(record_file()) else {}
     wanted = entries(bin_dir)
     keys = {claude.hook_key(h) for _, h in wanted}
+    same = prev.get("hooksFile") == path
+    # the file the install made (none was there): --uninstall deletes it when nothing else is in it;
+    # so it does one an install recorded before records said so (no "created") where nothing but
+    # that install's hooks is in it now: the file holds nothing of the user's
+    created = before is None or (same and prev.get("created") is True) or (
+        same and "created" not in prev
+        and not claude._strip(copy.deepcopy(doc), {k for k in prev.get("hooks") or [] if isinstance(k, str)}))
     # an earlier install's hooks (another venv path) are replaced, not doubled
     claude._drop_hooks(doc, {k for k in prev.get("hooks") or [] if isinstance(k, str) and k not in keys})
     hooks = doc.setdefault("hooks", {})
@@ -92,14 +100,13 @@ def add(bin_dir: str) -> int:
     claude._write(path, doc, before)
     paths.ensure_private_dir(paths.data_dir())
     # the trust entries an earlier install wrote stay ours (a re-run finds them trusted already)
-    same = prev.get("hooksFile") == path
     earlier = prev.get("trusted") if same else None
     trusted: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
-    # the files the install made (none was there): --uninstall deletes them when nothing else is in them
+    # Codex's config.toml, where the install made it (none was there): the same at --uninstall
     config = os.path.join(home, "config.toml")
     record: dict[str, Any] = {
         "hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted,
-        "created": before is None or (same and prev.get("created") is True),
+        "created": created,
         "configCreated": not os.path.lexists(config) or (same and prev.get("configCreated") is True),
         "earlier": claude.earlier([prev], keys)}
     if trusted:

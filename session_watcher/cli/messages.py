@@ -10,6 +10,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+# why a log named as one is left out where it is no file (a folder so named, a link to nothing):
+# `report`, `export`, `backtest`, and of a session's `subagents/` folder `replay`, `status`, `health`
+NOT_A_FILE = "not a file it can read"
+
 
 def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -> None:
     """One message on stderr, `prog: message`, whatever it holds (a newline, an escape, a lone

@@ -204,13 +204,11 @@ def check_projects(folders: list[str] | None) -> None:
             raise UserError(f"--projects {d}: {what}", keep=[d])
 
 
-NOT_A_FILE = "not a file it can read"  # a log the report leaves out (`export` says its own so)
-
-
 def say_unread(paths: list[str]) -> None:
     """The transcripts the report left out because they could not be read, named on stderr as
     `backtest` and `export` name theirs (its `--json` has them as `unreadable`)."""
     from session_watcher.base.terminal import columns
+    from session_watcher.cli.messages import NOT_A_FILE
     from session_watcher.core.text import wrap
 
     for path in paths:

@@ -43,6 +43,7 @@ from session_watcher.core.chains import Auto, Chain
 from session_watcher.core.chains import chains as _joined
 from session_watcher.core.eoq import G_MIN, real_request
 from session_watcher.core.segment import Call, Segment, _price
+from session_watcher.core.status import rounded
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -132,10 +133,6 @@ def shared_prefix(status: Mapping[str, Any] | None, calls: Sequence[Call]) -> in
 
 # ----------------------------------------------------------------------------- figures
 
-def _round(v: float | None, nd: int) -> float | None:
-    return None if v is None else round(v, nd)
-
-
 def _policy(units: float, usd: float | None, base_units: float, base_usd: float | None,
             restarts: list[int]) -> Policy:
     if usd is not None and base_usd is not None:
@@ -143,11 +140,11 @@ def _policy(units: float, usd: float | None, base_units: float, base_usd: float 
     else:
         saving_pct = 100 * (base_units - units) / base_units if base_units > 0 else None
     return {
-        "usd": _round(usd, 6),
+        "usd": rounded(usd, 6),
         "units": round(units, 1),
         "savingUsd": None if usd is None or base_usd is None else round(base_usd - usd, 6),
         "savingUnits": round(base_units - units, 1),
-        "savingPct": _round(saving_pct, 3),
+        "savingPct": rounded(saving_pct, 3),
         "restartsAfter": restarts,
     }
 
@@ -190,7 +187,7 @@ def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Ch
 def _gaps(restarts: Sequence[int]) -> dict[str, float | int | None]:
     """Calls between consecutive restarts: how often the advice asks (median, shortest)."""
     gaps = [b - a for a, b in pairwise(sorted(restarts))]
-    return {"count": len(gaps), "median": _round(percentile(gaps, 50), 1), "min": min(gaps) if gaps else None}
+    return {"count": len(gaps), "median": rounded(percentile(gaps, 50), 1), "min": min(gaps) if gaps else None}
 
 
 def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[int]] | None = None,
@@ -330,8 +327,8 @@ def stability(calls: Sequence[Call]) -> Stability:
         "lampChanges": changes,
         "callsPerLampChange": round(len(calls) / changes, 2) if changes else None,
         "lampChangesPerCall": round(within / len(calls), 4) if calls else None,
-        "lampWorstSegment": _round(worst, 4),
-        "xSweetMoveP95": _round(p95, 4),
+        "lampWorstSegment": rounded(worst, 4),
+        "xSweetMoveP95": rounded(p95, 4),
         "gFloorShare": round(at_floor / len(late), 4) if late else None,
         "gFloorCalls": at_floor,
         "lateCalls": len(late),
@@ -362,7 +359,7 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "calls": sum(s["calls"] for s in sessions),
         "policies": policies,
         "capture": _capture(policies["alert"], policies["hindsight"]),
-        "captureMedian": _round(percentile(caps, 50), 4),
+        "captureMedian": rounded(percentile(caps, 50), 4),
         "captureMin": caps[0] if caps else None,
         "costMore": sum(1 for s in sessions if s["policies"]["alert"]["savingUnits"] < 0),
         "restartGapMin": min(gaps) if gaps else None,

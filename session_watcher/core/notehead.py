@@ -1,11 +1,16 @@
 """The handoff note's first line: the marker naming the parent session, when it was written, and
 what the restart was priced at. Pure, and no imports: `header` writes it (core.handoff.compose's
 notes), `parent_of` and `priced` read it back (the child's transcript, the SessionStart hook that
-gives a note, which checks it by this module alone)."""
+gives a note, which checks it by this module alone); `unquoted` tells a note of a release before
+the note was quoted data."""
 
 from __future__ import annotations
 
 MARKER = "[session-watcher handoff from session "
+# the second line of every note the releases before the quoted note (2026-12-01 to 2026-12-04) wrote:
+# their transcript text went unquoted, and such a note can wait pending across an update
+UNQUOTED = ("This note was written from the transcript of the previous session in this project, so that "
+            "its work can go on here without re-reading that whole conversation.")
 
 
 def header(parent: str, written_at: str, carry: int, carry_usd: float | None) -> str:
@@ -44,3 +49,9 @@ def priced(text: str) -> tuple[int | None, float | None]:
         except ValueError:
             usd = None
     return tokens, usd
+
+
+def unquoted(text: str) -> bool:
+    """Whether `text` is a note a release before 2026-12-04 wrote (its second line `UNQUOTED`): its
+    transcript text is not behind core.handoff.QUOTE, so it is quoted again before a model reads it."""
+    return text.split("\n", 2)[1:2] == [UNQUOTED]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import prices
 from session_watcher.core.eoq import TTL_SECONDS
+from session_watcher.core.status import rounded
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -89,15 +90,11 @@ def price(parent_last: Call, child: Sequence[Call], priced: tuple[int | None, fl
         "gapSeconds": None if gap is None else round(gap, 3), "parentCold": cold,
         "parentTokens": parent_last.total,
         "pricedCarryTokens": carry_priced, "pricedCarryUsd": carry_priced_usd,
-        "carryTokens": first.total, "carryUsd": _round(_cost(first)),
+        "carryTokens": first.total, "carryUsd": rounded(_cost(first)),
         "continueExtraTokens": drop,
-        "actualUsd": _round(actual), "continueUsd": _round(cont),
+        "actualUsd": rounded(actual), "continueUsd": rounded(cont),
         "savingUsd": None if actual is None or cont is None else round(cont - actual, 6),
     }
-
-
-def _round(v: float | None) -> float | None:
-    return None if v is None else round(v, 6)
 
 
 def _segments(calls: Sequence[Call]) -> list[list[Call]]:

@@ -200,8 +200,9 @@ def _carry_words(doc: Mapping[str, Any]) -> str | None:
     held = (doc.get("contextPressure") or {}).get("pressureTokens")
     held = held if isinstance(held, int | float) else doc.get("L") or 0
     floor = doc.get("floor") or 0
-    # the carry's two parts in the alerts' words (notifier.message: `50k system + 12k files`)
-    parts = f"{tokens(floor)} system + {tokens(max(0, b - floor))} files"
+    # the carry's two parts in the alerts' words (notifier.message: `50k system + 12k in files`: tokens, not
+    # a count of files, which the `carried` line gives)
+    parts = f"{tokens(floor)} system + {tokens(max(0, b - floor))} in files"
     if b >= held:
         return (f"a restart would not make the context smaller (it holds {tokens(held)}; a fresh session "
                 f"would carry {tokens(b)}: {parts})")
@@ -227,7 +228,10 @@ def _alert_words(doc: Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -
                 f"restart's worth ({bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
-    said = f"none pending (one can come once staying costs {over} over a restart at the best moment"
+    # the gate speaks on the right arm alone: before the sweet spot bp is over 0 too (a restart there
+    # comes too early), and "once staying costs 0.1 %" read as met at x 3.0 against a sweet spot of 4.0
+    said = (f"none pending (one can come once the session is past its sweet spot and staying costs {over} over "
+            "a restart at the best moment")
     if cfg is None:  # the floors unknown here: said, not counted
         return f"{said}, if a restart then saves enough to be worth saying)"
     # the floors the engine's gate reads (`engine._bills_and_gate`, `engine.worth_saying`): the same keys

@@ -70,7 +70,7 @@ def _inject(payload: dict[str, Any], agent: str | None) -> dict[str, Any] | None
     # lent to this session until its first prompt; the client (this hook's parent, past a shell it
     # ran the hook through) tells whether the session is still open, should it end without SessionEnd
     doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, handoffs.client(), agent)
-    note = None if doc is None else _note(str(doc["note"]))
+    note = None if doc is None else as_read(str(doc["note"]))
     if doc is None or note is None:
         return None
     # the user's word that it came (the client shows a systemMessage, never to the model): after
@@ -120,11 +120,27 @@ def _drop_guard_handoff(payload: dict[str, Any]) -> None:
         handoffs.drop(project, session_id, handoffs.GUARD)
 
 
-def _note(text: str) -> str | None:
+def as_read(text: str) -> str | None:
     """What `handoff` printed, as the model reads it: cleaned (a no-op on a note of ours) and bounded
-    in the client's unit; None for text not starting with our header (no note of ours)."""
-    from session_watcher.core.notehead import parent_of
+    in the client's unit, a note of a release before the quoted note quoted (`_quoted`); None for
+    text not starting with our header (no note of ours). `handoff --show` prints it so too."""
+    from session_watcher.core.notehead import parent_of, unquoted
     from session_watcher.core.text import clean, cut_utf16
 
     note = cut_utf16(clean(text), CONTEXT_MAX - 1)
-    return note if parent_of(note) is not None else None
+    if parent_of(note) is None:
+        return None
+    return _quoted(note) if unquoted(note) else note
+
+
+def _quoted(note: str) -> str:
+    """A note a release before 2026-12-04 wrote (pending across an update), as a note is read now:
+    its first line, the preamble that says it is quoted data, every line of the rest behind QUOTE (its
+    own opening sentence, which the preamble says again, left out), then END; within CONTEXT_MAX."""
+    from session_watcher.core.handoff import END, PREAMBLE, QUOTE
+    from session_watcher.core.text import cut_utf16
+
+    head, _, rest = note.partition("\n")
+    body = rest.split("\n", 1)[1] if "\n" in rest else ""
+    text = "\n".join([head, PREAMBLE, "", *(QUOTE + line for line in body.split("\n"))])
+    return cut_utf16(text, CONTEXT_MAX - 2 - len(END)) + "\n" + END

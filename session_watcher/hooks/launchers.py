@@ -33,6 +33,9 @@ GC_THRESHOLD = 10_000  # the first generation's collection threshold in a launch
 # none of the hooks' and the status line's runs
 EXIT_MODULE = "nt" if sys.platform == "win32" else "posix"
 LAUNCHERS = (("hook", "session_watcher.hooks.entry"), ("statusline", "session_watcher.hooks.statusline"))
+# the module bundle an install wrote into the venv (beside bin/) before the package by layers
+# (2026-12-04): the old build's compiled modules, which no launcher reads since (session_watcher.bundle)
+OLD_BUNDLE = "session-watcher-modules.marshal"
 
 
 def text(kind: str, libs: list[str]) -> str:
@@ -50,7 +53,8 @@ def text(kind: str, libs: list[str]) -> str:
 def write(bin_dir: str) -> list[str]:
     """Write the launchers (and, when missing, the command) into `bin_dir` for this interpreter and
     the package as it imports it (a regular install: the venv's site-packages; an editable one, the
-    tests' dev venv: its source folder too); the paths written."""
+    tests' dev venv: its source folder too); the paths written. An older build's module bundle in
+    the venv (`OLD_BUNDLE`) goes: the launchers written before these read it."""
     import session_watcher
 
     paths = sysconfig.get_paths()
@@ -68,6 +72,10 @@ def write(bin_dir: str) -> list[str]:
                         "import sys\nfrom session_watcher.cli import run\n"
                         "if __name__ == '__main__':\n    sys.argv[0] = 'session-watcher'\n    run()\n")
         written.append(command)
+    try:
+        os.unlink(os.path.join(os.path.dirname(os.path.abspath(bin_dir)), OLD_BUNDLE))
+    except OSError:  # none there (every venv made since), or not a file of ours
+        pass
     return written
 
 

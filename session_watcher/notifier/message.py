@@ -91,7 +91,7 @@ def compose(alert: Mapping[str, object], restart: str | None = None, command: st
     carry = f"A fresh session would carry {tokens(alert.get('bDefault'))} tokens"
     system, files = alert.get("system"), alert.get("files")
     if isinstance(system, int | float) and isinstance(files, int | float):
-        carry += f" ({tokens(system)} system + {tokens(files)} files)"
+        carry += f" ({tokens(system)} system + {tokens(files)} in files)"
     carry += "."
     lines = []
     if kind == "guard":

@@ -14,7 +14,6 @@ One deadline (the configured timeout) bounds the whole request, not each read.
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 TYPE_CHECKING = False
@@ -28,9 +27,15 @@ USER_AGENT = "session-watcher-otlp"
 
 
 def encode(doc: Mapping[str, Any], protocol: str, signal: str) -> tuple[bytes, str]:
-    """(body, content type) of a metrics or logs request document."""
+    """(body, content type) of a metrics or logs request document (OTLP/JSON: `json.dumps`' text, a
+    figure JSON cannot hold written null, as every JSON the CLI writes and a saved state have it)."""
     if protocol == "http/json":
-        return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode(), "application/json"
+        from session_watcher.core import fastjson
+
+        try:
+            return fastjson.dumps(doc).encode(), "application/json"
+        except ValueError:  # NaN, an infinity: `finite` copies only on this rare path
+            return fastjson.dumps(fastjson.finite(doc)).encode(), "application/json"
     from google.protobuf import json_format
 
     if signal == "metrics":

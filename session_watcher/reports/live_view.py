@@ -44,7 +44,6 @@ from __future__ import annotations
 import gc
 import hmac
 import io
-import json
 import os
 import secrets
 import threading
@@ -54,6 +53,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qs
 
 from session_watcher.core.text import clean_data, utf8
+from session_watcher.reports import jsontext
 from session_watcher.reports.session_marks import Marks
 from session_watcher.reports.session_page import page_parts
 from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
@@ -106,8 +106,9 @@ SESSION_KEYS = (
 
 
 def _dumps(value: Any) -> str:
-    """JSON of page data, every string cleaned (`core.text.clean_data`)."""
-    return json.dumps(clean_data(value), separators=(",", ":"), allow_nan=False)
+    """JSON of page data, every string cleaned (`core.text.clean_data`), a figure JSON cannot hold
+    written null (`reports.jsontext`)."""
+    return jsontext.dumps(clean_data(value))
 
 
 class Snapshot:

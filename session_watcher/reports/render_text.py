@@ -118,8 +118,10 @@ def guard_sentence(g: dict[str, Any] | None) -> str:
                  f"({dollars(g['wentAheadUsd'])})")
     else:  # not "0 went ahead and re-wrote 0 tokens ($0.00)"
         text += "; none went ahead"
-    if g["notSent"]:
-        text += f"; {g['notSent']} not sent in their session (their re-write: ~{dollars(g['notSentEstimatedUsd'])})"
+    if g["notSent"]:  # "their re-write: ~$1.18" read as a cost paid: it is the re-write not sent
+        m = g["notSent"]
+        text += (f"; {m} not sent again in {'its session' if m == 1 else 'their sessions'} (sending "
+                 f"{'it' if m == 1 else 'them'} would have re-written ~{dollars(g['notSentEstimatedUsd'])})")
     return text
 
 

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean_data, keep_units, one_line, utf8
+from session_watcher.reports import jsontext
 from session_watcher.reports.session_page_data import Packed, load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> Iterator[str]:
-    """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, made as they are asked
+    """`json.dumps(model, separators=(",", ":"))` in pieces, a figure JSON cannot hold written null
+    (`reports.jsontext`, as every JSON the CLI writes), made as they are asked
     for (a long session's text is never one string, nor all its pieces at once): the rows and story
     rows a block at a time (`_items`); `rows_text`: the rows' texts, already made."""
     if not model:
@@ -63,7 +65,7 @@ def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
                                for t, v in zip(written, block, strict=True)) if _unclean(text) else text
                 continue
             block = [values.as_dict(v) for v in block]
-        text = json.dumps(block, separators=(",", ":"), allow_nan=False)
+        text = jsontext.dumps(block)
         yield ",".join(_dumps(v) for v in block) if _unclean(text) else text[1:-1]
 
 
@@ -74,8 +76,9 @@ def _unclean(text: str) -> bool:
 
 
 def _dumps(value: object) -> str:
-    """JSON of page data, every string cleaned (`core.text.clean_data`)."""
-    return json.dumps(clean_data(value), separators=(",", ":"), allow_nan=False)
+    """JSON of page data, every string cleaned (`core.text.clean_data`), a figure JSON cannot hold
+    written null (`reports.jsontext`)."""
+    return jsontext.dumps(clean_data(value))
 
 
 _SLOT = re.compile(r"__[A-Z]+__")

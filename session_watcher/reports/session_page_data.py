@@ -63,6 +63,7 @@ from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 from session_watcher.core.status import context_point, rounded
+from session_watcher.reports import jsontext
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -314,7 +315,7 @@ _CALL_JSON = ('{"kind":"call","id":%s,"n":%d,"start":%r,"end":%r,"model":%s,"tur
 _TOOL_JSON = ('{"kind":"tool","id":%s,"name":%s,"label":%s,"path":%s,"start":%r,"end":%s,"durText":%s,"isError":%s,'
               '"reread":%s,"firstReadAt":%s,"call":%s,"turn":%d}')
 _BOOL = ("false", "true")
-_NOT_FINITE = re.compile(r":-?(?:inf|nan)[,}]")  # a figure json.dumps refuses (allow_nan=False): its path decides
+_NOT_FINITE = re.compile(r":-?(?:inf|nan)[,}]")  # a figure JSON cannot hold: the dict's path writes it null
 _str = encode_basestring_ascii  # json.dumps's own string writer (ensure_ascii)
 
 
@@ -529,8 +530,8 @@ class PageBuilder:
 
     def rows_json(self, block: list[Row]) -> list[str] | None:
         """Each row's JSON: `json.dumps(row_dict(r), separators=(",", ":"))`, the same text, written
-        without the dict; None where a row is not as the builder makes them (a time not finite:
-        json.dumps's error then stays its own)."""
+        without the dict; None where a row is not as the builder makes them (a time not finite: the
+        dict's text has it null, `reports.jsontext`)."""
         times, counts, ids, models, turns = self.call_times, self.call_counts, self.call_ids, self.call_models, \
             self.call_turns
         out: list[str] = []
@@ -647,7 +648,7 @@ STORY_KEYS = ("ts", "call", "L", "x", "xSweet", "br", "lamp", "bills", "billDone
 _STORY_JSON = '{"ts":%s,"call":%s,"L":%s,"x":%s,"xSweet":%s,"br":%s,"lamp":%s,"bills":%s,"billDone":%s,' \
     '"billProgress":%s,"alerts":[]}'
 _LAMPS = frozenset((None, "white", "green", "amber", "red"))
-_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # json.dumps's, as the page writes
+_ENCODE = jsontext.dumps  # json.dumps's text, a figure JSON cannot hold null: as the page writes
 
 
 def story_json(block: list[tuple[Any, ...]]) -> list[str] | None:

@@ -117,8 +117,9 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     system and git: the folder it ran in and every file path it names, resolved (links, `~`: `placed`,
     `state.session.canonical`), and which of them git ignores. `asked` (given) gets those answers:
     "cwd" and "project" (`placed`), "canon" ((raw path, cwd) -> resolved), "reasons" (resolved
-    path -> why it is left out of the path map, for those the map classed) and "unanswered" (the
-    project folders where git did not answer in time which files it ignores: taken as none)."""
+    path -> why it is left out of the path map, for those the map classed), "unanswered" (the
+    project folders where git did not answer in time which files it ignores: taken as none) and
+    "unread" (the logs named `*.jsonl` in its `subagents/` folder that are no file: passed over)."""
     path = os.path.abspath(transcript_path)
     trace = [] if trace is None else trace
     state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, None, asked=asked)
@@ -145,7 +146,9 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
         from session_watcher.state import session
 
         state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
-        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
+        unread: list[str] = []  # a subagent log that is no file: the command names it (`asked`)
+        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl"), unread) \
+            if subagents else []
         memo: dict[tuple[str, str | None], str] = {}
         unanswered: set[str] = set()
         session.canon_memo, session.unanswered = memo, unanswered
@@ -157,7 +160,7 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
         if asked is not None:
             ctx = state["context"]
             asked.update(cwd=ctx.get("cwd"), project=ctx.get("project"), canon=memo,
-                         reasons=dict(state.get("reasons") or {}), unanswered=sorted(unanswered))
+                         reasons=dict(state.get("reasons") or {}), unanswered=sorted(unanswered), unread=unread)
     finally:
         if two is not None:
             two.close()

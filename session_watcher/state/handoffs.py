@@ -90,24 +90,28 @@ def ours(kind: str) -> bool:
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none), or
     a take's claim is there (`TAKING`: one killed midway is put back by the next take). Only a
-    regular file (the entry's type, no stat) named as a take names its claim is one: anything else
-    ending in `.taking` (a folder, a link, another name) is never put back, and counted it would send
-    every start down the slower path for good.
-    One no start could put back (`STUCK`) is not counted either."""
+    regular file (the entry's type, no stat) is a note, as the take reads one (`_read`: a link never
+    followed): a folder or a link named `*.json` is never taken, and counted it would send every
+    start down the slower path for good. Only a regular file named as a take names its claim is one:
+    anything else ending in `.taking` (a folder, a link, another name) is never put back either.
+    One no start could put back (`STUCK`) is not counted either, nor any in a folder this process
+    may not write (a read-only one: no start can put it back, nor mark it stuck, and each went down
+    the slower path to try again, 1.11-1.14x a start's CPU for good; `handoff --show` and `--drop` try it),
+    nor a note there: no take can claim it (its rename), and each start went down the slower path too."""
     claims: set[str] = set()
     stuck: set[str] = set()
     try:
         with sysos.scandir(folder("pending")) as it:
             for e in it:
-                if e.name.endswith(".json"):
-                    return ours("pending")
+                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):  # a take claims it by a rename
+                    return sysos.access(folder("pending"), sysos.W_OK) and ours("pending")
                 if e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False):
                     claims.add(e.name)
                 elif e.name.endswith(STUCK):
                     stuck.add(e.name[:-len(STUCK)])
     except OSError:
         return False
-    return bool(claims - stuck) and ours("pending")
+    return bool(claims - stuck) and sysos.access(folder("pending"), sysos.W_OK) and ours("pending")
 
 
 def _claim(name: str) -> tuple[str, int] | None:

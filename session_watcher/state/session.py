@@ -258,13 +258,23 @@ def _at_end(path: str, cursor: dict[str, Any], end: int | None) -> bool:
     return "skip" not in cursor and cursor.get("offset", -1) >= (size if end is None else min(size, end))
 
 
-def subagent_files(transcript: str, session_id: str) -> list[str]:
+def subagent_files(transcript: str, session_id: str, unread: list[str] | None = None) -> list[str]:
+    """The files named `*.jsonl` in the session's `subagents/` folder, sorted: what a fold reads.
+    `unread`, when given, gets those so named that are no file (a folder, a link to nothing): the
+    commands name them (`cli.commands`), the hooks pass them over without a word."""
     folder = sysos.join(sysos.dirname(transcript), session_id, "subagents")
+    files: list[str] = []
+    odd: list[str] = []
     try:
         with sysos.scandir(folder) as it:
-            return sorted(de.path for de in it if de.name.endswith(".jsonl") and de.is_file())
+            for de in it:
+                if de.name.endswith(".jsonl"):
+                    (files if de.is_file() else odd).append(de.path)
     except OSError:
         return []
+    if unread is not None:
+        unread += sorted(odd)
+    return sorted(files)
 
 
 SEEN_MAX = 2 * engine.ALERTS_MAX  # alert marks a rebuilt state keeps (`seen`), the newest
