@@ -254,6 +254,38 @@ def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
     assert (got.returncode, json.loads(got.stdout)["calls"]) == (0, 15), got.stderr
 
 
+def test_a_state_holding_a_path_entry_of_another_shape_rebuilds_not_a_stuck_session(tmp_path: Path) -> None:
+    """The same entry in the state file itself (the three maps are saved empty, in shards; one there is
+    a hand's or a damage's): its check looked at the maps as objects only, so every fold touching the
+    entry raised, the state never saved again, and `status` exited 3. Now the state is quarantined as
+    one with a value the fold cannot read, and the session is folded again from its transcript."""
+    from tests import fuzz_synth as fs
+
+    s, tr = fs.write_session(tmp_path, "state-shape", 3, 5, reads=3, folder=tmp_path)
+    env = {**os.environ, "SESSION_WATCHER_STOP_WAIT": "0"}
+    payload = s.hook_payload(str(tr), "Stop")
+    assert hook("Stop", payload, env=env).returncode == 0
+    state = state_file("state-shape")
+    entries = {k: v for shard in (state.parent / "state-shape.paths").glob("*.json")
+               for k, v in json.loads(shard.read_text())["paths"].items()}
+    assert entries
+    doc = json.loads(state.read_text())
+    doc["paths"] = {path: {**entry, "tokens": []} for path, entry in entries.items()}
+    state.write_text(json.dumps(doc))
+    with tr.open("ab") as fh:
+        for _ in range(5):
+            fh.write(s.lines_of(s.next_call(reads=3)))
+    for _ in range(20):
+        got = hook("Stop", payload, env=env)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+        if load_state("state-shape")["cursor"]["offset"] == tr.stat().st_size:
+            break
+    assert "Traceback" not in _log(), _log()[-3000:]
+    assert "value-paths" in _log()
+    got = sw("status", "state-shape", "--json")
+    assert (got.returncode, json.loads(got.stdout)["calls"]) == (0, 8), got.stderr
+
+
 @pytest.mark.parametrize("content", [5, True, {"a": "[session-watcher handoff from session p-1, x]"}])
 def test_an_injected_context_attachment_whose_content_is_no_list_is_skipped(tmp_path: Path, content: object) -> None:
     """A Claude Code transcript's `hook_additional_context` attachment (where a handoff note comes in)
