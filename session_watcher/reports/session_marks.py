@@ -10,7 +10,9 @@ handoffs' folder's mtime: a handoff is written by a rename, which changes it).
 from __future__ import annotations
 
 import os
-from typing import Any, TypeGuard
+from typing import Any
+
+from session_watcher.reports.fmt import a_time
 
 _Stamp = tuple[int, int, int] | None
 
@@ -80,16 +82,10 @@ def holds(session_id: str) -> list[dict[str, Any]]:
     out = []
     for rec in guard_warnings()[0]:
         ts = rec.get("ts")
-        if rec.get("sessionId") != session_id or not _time(ts):
+        if rec.get("sessionId") != session_id or not a_time(ts):
             continue
         out.append({"ts": float(ts), "call": rec.get("call"), "asked": rec.get("asked") is True})
     return sorted(out, key=lambda h: h["ts"])
-
-
-def _time(v: object) -> TypeGuard[float]:
-    """A time a file of ours says, as a page can place it: a number within +-10^12 s (not NaN, an
-    infinity, which the page's JSON cannot hold, nor an integer of 400 digits, which has no float)."""
-    return isinstance(v, int | float) and not isinstance(v, bool) and -1e12 < v < 1e12
 
 
 def restarts_out(session_id: str) -> list[dict[str, Any]]:
@@ -105,7 +101,7 @@ def restarts_out(session_id: str) -> list[dict[str, Any]]:
     for name in names:
         doc = handoffs.taken(name[: -len(".json")])
         created = (doc or {}).get("createdAt")
-        if doc and doc.get("parentSession") == session_id and _time(created):
+        if doc and doc.get("parentSession") == session_id and a_time(created):
             out.append({"ts": float(created), "kind": "out", "other": name[: -len(".json")]})
     return out
 

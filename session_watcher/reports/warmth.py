@@ -38,6 +38,7 @@ from bisect import bisect_right
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import (
     CAUSES,
+    a_time,
     apply_now,
     day_date,
     days_later,
@@ -62,7 +63,7 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any, NamedTuple, TypeGuard
+    from typing import Any, NamedTuple
 
     from session_watcher.reports.parse import Row
 else:
@@ -479,7 +480,7 @@ def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[Gu
     for w in warnings:
         ts, after = w.get("ts"), w.get("afterTs")
         # times within +-10^12 s: an integer of 400 digits (a damaged line) has no float to add 0.5 to
-        if not (_time(ts) and _time(after)) or (since is not None and ts < since):
+        if not (a_time(ts) and a_time(after)) or (since is not None and ts < since):
             continue
         out["warned"] += 1
         out["blocked"] += w.get("mode") == "block" or w.get("asked") is True  # "ask" holds back past guard_x
@@ -499,10 +500,6 @@ def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[Gu
                 if total < _INF:
                     out["notSentEstimatedUsd"] = total
     return out
-
-
-def _time(v: object) -> TypeGuard[float]:
-    return isinstance(v, int | float) and not isinstance(v, bool) and -1e12 < v < 1e12
 
 
 def guard_ids(warnings: Iterable[dict[str, Any]]) -> frozenset[str]:
