@@ -313,6 +313,41 @@ def scenario_paths(case: Case, rng: random.Random, hook: list[str], faults: list
     return f"paths {src.name} argv={argv[4:]} payload={raw[:400]!r}"
 
 
+def placed(case: Case, src: Path) -> tuple[bool, str, Path]:
+    """A fixture's copy where its agent keeps one (a Codex rollout under CODEX_HOME's sessions, a
+    Claude Code transcript under a project's folder), its folder made: (a rollout?, session id, path)."""
+    codex = "rollout-" in src.name
+    if codex:
+        tr = case.dir / "codex" / "sessions" / "2026" / "01" / "01" / src.name
+    else:
+        tr = case.dir / "claude" / "projects" / "-proj" / src.name
+    tr.parent.mkdir(parents=True, exist_ok=True)
+    return codex, src.stem.removeprefix("rollout-") if codex else src.stem, tr
+
+
+def caught_up_as_replay(case: Case, exe: tuple[list[str], list[str]], agent: list[str], sid: str, tr: Path,
+                        end: int, faults: list[str]) -> None:
+    """Stop hooks until the state's cursor reaches `end` (30 at most), then `status --json` (the live
+    state) against `replay --json` (one fold of the whole file): each LIVE_KEYS that differs is a fault."""
+    hook, cli = exe
+    for _ in range(30):
+        run([*hook, "Stop", *agent], hook_payload(sid, tr, case, "Stop"), case.env, case.proj)
+        try:
+            offset = json.loads((case.home / "state" / "sessions" / f"{sid}.json").read_bytes())["cursor"]["offset"]
+        except (OSError, ValueError, KeyError, TypeError):
+            offset = None
+        if offset is not None and offset >= end:
+            break
+    live = run([*cli, "status", sid, "--json"], b"", case.env, case.proj)
+    whole = run([*cli, "replay", str(tr), "--json", "--cwd", str(case.proj)], b"", case.env, case.proj)
+    if live is None or whole is None or live.returncode or whole.returncode:
+        faults.append(f"status/replay failed: {live and live.stderr[:500]!r} {whole and whole.stderr[:500]!r}")
+    else:
+        a, b = json.loads(live.stdout), json.loads(whole.stdout)
+        faults.extend(f"live {key}={json.dumps(a.get(key))[:300]} but replay {json.dumps(b.get(key))[:300]}"
+                      for key in LIVE_KEYS if a.get(key) != b.get(key))
+
+
 def hook_payload(sid: str, tr: Path, case: Case, event: str) -> bytes:
     return json.dumps({"session_id": sid, "transcript_path": str(tr), "cwd": str(case.proj),
                        "hook_event_name": event}).encode()
@@ -322,17 +357,9 @@ def scenario_transcript(case: Case, rng: random.Random, hook: list[str], faults:
     """A fixture's head mutated, folded in steps by Stop hooks, with the file cut, replaced, grown or
     swapped between runs."""
     src = rng.choice(claude_sources() + codex_sources())
-    codex = "rollout-" in src.name
-    sid = src.stem.removeprefix("rollout-") if codex else src.stem
+    codex, sid, tr = placed(case, src)
     lines = head_lines(src, rng, 600)
     kind, lines = mutate_lines(lines, rng)
-    if codex:
-        folder = case.dir / "codex" / "sessions" / "2026" / "01" / "01"
-        folder.mkdir(parents=True, exist_ok=True)
-        tr = folder / src.name
-    else:
-        tr = case.dir / "claude" / "projects" / "-proj" / src.name
-        tr.parent.mkdir(parents=True, exist_ok=True)
     blob = b"".join(lines)
     cut = rng.randrange(len(blob) + 1)
     tr.write_bytes(blob[:cut])
@@ -653,13 +680,7 @@ def scenario_store(case: Case, rng: random.Random, exe: tuple[list[str], list[st
     status line and the commands run over it."""
     hook, statusline, cli = exe
     src = rng.choice(claude_sources() + codex_sources())
-    codex = "rollout-" in src.name
-    sid = src.stem.removeprefix("rollout-") if codex else src.stem
-    if codex:
-        tr = case.dir / "codex" / "sessions" / "2026" / "01" / "01" / src.name
-    else:
-        tr = case.dir / "claude" / "projects" / "-proj" / src.name
-    tr.parent.mkdir(parents=True, exist_ok=True)
+    codex, sid, tr = placed(case, src)
     tr.write_bytes(b"".join(head_lines(src, rng, 800)))
     agent = ["codex"] if codex else []
     for event in ("Stop", "UserPromptSubmit"):
@@ -717,13 +738,7 @@ def scenario_live(case: Case, rng: random.Random, exe: tuple[list[str], list[str
     the whole file) says."""
     hook, cli = exe
     src = rng.choice(claude_sources() + codex_sources())
-    codex = "rollout-" in src.name
-    sid = src.stem.removeprefix("rollout-") if codex else src.stem
-    if codex:
-        tr = case.dir / "codex" / "sessions" / "2026" / "01" / "01" / src.name
-    else:
-        tr = case.dir / "claude" / "projects" / "-proj" / src.name
-    tr.parent.mkdir(parents=True, exist_ok=True)
+    codex, sid, tr = placed(case, src)
     lines = head_lines(src, rng, 700)
     kind, lines = mutate_lines(lines, rng) if rng.random() < 0.8 else ("none", lines)
     blob = b"".join(lines)
@@ -765,24 +780,7 @@ def scenario_live(case: Case, rng: random.Random, exe: tuple[list[str], list[str
         event = rng.choice(["Stop", "PostToolUse", "UserPromptSubmit", "SubagentStop"])
         proc = run([*hook, event, *agent], hook_payload(sid, tr, case, event), case.env, case.proj)
         check_hook(f"hook {event}", proc, case, faults, async_event=event != "UserPromptSubmit" and not codex)
-    end = blob.rfind(b"\n") + 1
-    for _ in range(30):
-        proc = run([*hook, "Stop", *agent], hook_payload(sid, tr, case, "Stop"), case.env, case.proj)
-        state = case.home / "state" / "sessions" / f"{sid}.json"
-        try:
-            offset = json.loads(state.read_bytes())["cursor"]["offset"]
-        except (OSError, ValueError, KeyError, TypeError):
-            offset = None
-        if offset is not None and offset >= end:
-            break
-    live = run([*cli, "status", sid, "--json"], b"", case.env, case.proj)
-    whole = run([*cli, "replay", str(tr), "--json", "--cwd", str(case.proj)], b"", case.env, case.proj)
-    if live is None or whole is None or live.returncode or whole.returncode:
-        faults.append(f"status/replay failed: {live and live.stderr[:500]!r} {whole and whole.stderr[:500]!r}")
-    else:
-        a, b = json.loads(live.stdout), json.loads(whole.stdout)
-        faults.extend(f"live {key}={json.dumps(a.get(key))[:300]} but replay {json.dumps(b.get(key))[:300]}"
-                      for key in LIVE_KEYS if a.get(key) != b.get(key))
+    caught_up_as_replay(case, (hook, cli), agent, sid, tr, blob.rfind(b"\n") + 1, faults)
     check_after(case, faults)
     return f"live {src.name} mutation={kind} cuts={cuts} swap={swap}@{swap_at}"
 
@@ -794,13 +792,7 @@ def scenario_contention(case: Case, rng: random.Random, exe: tuple[list[str], li
     it all the live state is replay's."""
     hook, statusline, cli = exe
     src = rng.choice(claude_sources() + codex_sources())
-    codex = "rollout-" in src.name
-    sid = src.stem.removeprefix("rollout-") if codex else src.stem
-    if codex:
-        tr = case.dir / "codex" / "sessions" / "2026" / "01" / "01" / src.name
-    else:
-        tr = case.dir / "claude" / "projects" / "-proj" / src.name
-    tr.parent.mkdir(parents=True, exist_ok=True)
+    codex, sid, tr = placed(case, src)
     blob = b"".join(head_lines(src, rng, 900))
     cuts = [*sorted(rng.sample(range(1, len(blob)), min(len(blob) - 1, rng.randint(2, 6)))), len(blob)]
     agent = ["codex"] if codex else []
@@ -835,23 +827,7 @@ def scenario_contention(case: Case, rng: random.Random, exe: tuple[list[str], li
                 continue
             if proc.returncode != 0 or err:
                 faults.append(f"{kind}: exit {proc.returncode}, stderr {err[:500]!r}")
-    end = blob.rfind(b"\n") + 1
-    for _ in range(30):
-        run([*hook, "Stop", *agent], hook_payload(sid, tr, case, "Stop"), case.env, case.proj)
-        try:
-            offset = json.loads((case.home / "state" / "sessions" / f"{sid}.json").read_bytes())["cursor"]["offset"]
-        except (OSError, ValueError, KeyError, TypeError):
-            offset = None
-        if offset is not None and offset >= end:
-            break
-    live = run([*cli, "status", sid, "--json"], b"", case.env, case.proj)
-    whole = run([*cli, "replay", str(tr), "--json", "--cwd", str(case.proj)], b"", case.env, case.proj)
-    if live is None or whole is None or live.returncode or whole.returncode:
-        faults.append(f"status/replay failed: {live and live.stderr[:500]!r} {whole and whole.stderr[:500]!r}")
-    else:
-        a, b = json.loads(live.stdout), json.loads(whole.stdout)
-        faults.extend(f"live {key}={json.dumps(a.get(key))[:300]} but replay {json.dumps(b.get(key))[:300]}"
-                      for key in LIVE_KEYS if a.get(key) != b.get(key))
+    caught_up_as_replay(case, (hook, cli), agent, sid, tr, blob.rfind(b"\n") + 1, faults)
     check_after(case, faults)
     return f"contention {src.name} cuts={cuts}"
 
@@ -860,13 +836,7 @@ def scenario_commands(case: Case, rng: random.Random, cli: list[str], faults: li
     """Every command that reads a transcript, over a real transcript or rollout mutated: each exits 0
     or 1 with its message, never 3, never a traceback."""
     src = rng.choice(claude_sources() + codex_sources())
-    codex = "rollout-" in src.name
-    sid = src.stem.removeprefix("rollout-") if codex else src.stem
-    if codex:
-        tr = case.dir / "codex" / "sessions" / "2026" / "01" / "01" / src.name
-    else:
-        tr = case.dir / "claude" / "projects" / "-proj" / src.name
-    tr.parent.mkdir(parents=True, exist_ok=True)
+    _, sid, tr = placed(case, src)
     kind, lines = mutate_lines(head_lines(src, rng, 1500), rng)
     tr.write_bytes(b"".join(lines))
     said = []
