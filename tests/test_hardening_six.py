@@ -41,6 +41,17 @@ def _codex_fold(rollout: Path, project: Path) -> None:
     raise AssertionError(f"{rollout}: not read to its end after 50 folding runs")
 
 
+def _claude_fold(sid: str, tr: Path, payload: dict[str, Any]) -> None:
+    """Stop hooks until the session's state has read `tr` to its end (20 at most), each silent, exit 0."""
+    env = {**os.environ, "SESSION_WATCHER_STOP_WAIT": "0"}
+    for _ in range(20):
+        got = hook("Stop", payload, env=env)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+        if state_file(sid).exists() and load_state(sid)["cursor"]["offset"] == tr.stat().st_size:
+            return
+    raise AssertionError(f"{tr}: not read to its end after 20 folding runs; {_log()[-3000:]}")
+
+
 @pytest.mark.parametrize("odd", [{"a": 1}, [1, 2], ["event_msg"]])
 def test_a_rollout_line_whose_type_is_an_object_or_a_list_is_skipped_not_a_stuck_thread(
         tmp_path: Path, odd: object) -> None:
@@ -243,12 +254,7 @@ def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
     with tr.open("ab") as fh:
         for _ in range(10):
             fh.write(s.lines_of(s.next_call(reads=3)))
-    for _ in range(20):
-        got = hook("Stop", payload, env=env)
-        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
-        if load_state("shard-shape")["cursor"]["offset"] == tr.stat().st_size:
-            break
-    assert load_state("shard-shape")["cursor"]["offset"] == tr.stat().st_size
+    _claude_fold("shard-shape", tr, payload)
     assert "Traceback" not in _log(), _log()[-3000:]
     got = sw("status", "shard-shape", "--json")
     assert (got.returncode, json.loads(got.stdout)["calls"]) == (0, 15), got.stderr
@@ -275,11 +281,7 @@ def test_a_state_holding_a_path_entry_of_another_shape_rebuilds_not_a_stuck_sess
     with tr.open("ab") as fh:
         for _ in range(5):
             fh.write(s.lines_of(s.next_call(reads=3)))
-    for _ in range(20):
-        got = hook("Stop", payload, env=env)
-        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
-        if load_state("state-shape")["cursor"]["offset"] == tr.stat().st_size:
-            break
+    _claude_fold("state-shape", tr, payload)
     assert "Traceback" not in _log(), _log()[-3000:]
     assert "value-paths" in _log()
     got = sw("status", "state-shape", "--json")
@@ -306,12 +308,7 @@ def test_an_injected_context_attachment_whose_content_is_no_list_is_skipped(tmp_
             fh.write(s.lines_of(s.next_call(reads=1)))
     data = tr.read_bytes()
     tr.write_bytes(json.dumps(odd).encode() + b"\n" + data)  # first too: where a started session's note is
-    env = {**os.environ, "SESSION_WATCHER_STOP_WAIT": "0"}
-    for _ in range(20):
-        got = hook("Stop", s.hook_payload(str(tr), "Stop"), env=env)
-        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
-        if state_file("attach-odd").exists() and load_state("attach-odd")["cursor"]["offset"] == tr.stat().st_size:
-            break
+    _claude_fold("attach-odd", tr, s.hook_payload(str(tr), "Stop"))
     assert "Traceback" not in _log(), _log()[-3000:]
     assert load_state("attach-odd")["meter"]["main"]["calls"] == 5
     for args in (("handoff", str(tr), "--json"), ("report", "session", str(tr), "--html", str(tmp_path / "p.html")),
