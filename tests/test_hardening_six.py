@@ -373,13 +373,14 @@ def test_transcript_records_of_any_shape_read_without_raising() -> None:
 
 
 @pytest.mark.parametrize("hooks_json", ['{"hooks": {"Stop": [{"hooks": 5}]}}', '{"hooks": {"Stop": [{"hooks": true}]}}',
-                                        "fifo"])
+                                        "fifo", '{"hooks": ' + "[" * 200_000 + "]" * 200_000 + "}"])
 def test_doctor_reads_a_codex_hooks_file_of_another_shape_or_a_fifo(tmp_path: Path, hooks_json: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Codex's hooks.json, which the install registered our hooks in, edited so that a group's `hooks`
-    is a number or a bool, or a FIFO in its place: `doctor` stopped with exit 3 on the first
-    (TypeError) and waited for good on the FIFO (a plain `open`). Now it reads the file as the
-    installer does (a regular file or nothing) and says the hooks are gone from it."""
+    is a number or a bool, or nested past the stack, or a FIFO in its place: `doctor` stopped with exit
+    3 on the first three (TypeError, RecursionError) and waited for good on the FIFO (a plain `open`).
+    Now it reads the file as the installer does (a regular file or nothing) and says the hooks are gone
+    from it."""
     codex = tmp_path / "codex"
     codex.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(codex))

@@ -295,10 +295,11 @@ def _ours_trusted(config: str, ours: list[str], written: dict[str, Any]) -> tupl
 
 def _hooks_doc(path: str) -> dict[str, Any]:
     """A hooks.json's object ({} when it cannot be read: a FIFO there, which an `open` waited on for
-    good, a folder or a device, as the installer reads one, `paths.read_file`)."""
+    good, a folder or a device, as the installer reads one, `paths.read_file`; nor when it is nested
+    past the stack, which stopped doctor with exit 3)."""
     try:
         doc = json.loads(paths.read_file(path, claude.SETTINGS_MAX))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}
 
