@@ -1,13 +1,14 @@
 """A seeded fuzz run of the real processes: the hook (Claude Code's and Codex's), the status line and
 the CLI, fed hostile stdin, hostile paths, mutated transcripts and damaged state folders.
 
-    PYTHONPATH=. .venv/bin/python -m bench.fuzz_hooks [--seed N] [--cases N] [--only KIND] [--keep]
+    PYTHONPATH=. .venv/bin/python -m bench.fuzz_hooks [--seed N] [--cases N] [--only KIND] [--keep] [--jobs N]
 
 Each case runs in a fresh folder under a temp root (SESSION_WATCHER_HOME, HOME, CLAUDE_CONFIG_DIR and
 CODEX_HOME in it), through install.sh's launchers written for this interpreter. A case fails when a
 hook exits non-zero, writes to stderr, prints anything but one JSON object, or is still running after
-60 s; when the log holds a traceback; when a state file left behind is no JSON object; when the CLI
-exits 3 (a bug) or 0 on input that cannot work, or prints a traceback. What failed is printed with
+60 s; when the log holds a traceback; when a state file left behind is no JSON object of its session;
+when the CLI exits 3 (a bug), prints a traceback or exits non-zero without a message; when the live
+state, once the hooks have read the whole file, is not what replay says. What failed is printed with
 the case to run it again; nothing is asserted on a duration.
 """
 
