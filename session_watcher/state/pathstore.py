@@ -40,8 +40,8 @@ def sound(doc: Mapping[str, Any], kinds: Iterable[Kind]) -> bool:
     """Whether every value of a shard's `kinds` the fold reads is of its kind (core.shapes.PathEntry;
     `type(v) is`: a bool is no number, as none is written where one is): a damaged or hand-edited
     shard's path entry whose `tokens` was a list made every fold of its session raise, so its state
-    was never saved again. Spelled out: a whole map's check costs a quarter of its parse (5,000 entries,
-    7.6 against 31.7 ms, medians of 30 in one run), a hook's few shards a fraction of a millisecond."""
+    was never saved again. Spelled out, not through state.store's table of kinds (a call a value):
+    `status` checks every shard, a hook the few it loads (docs/benchmarks.md)."""
     for kind in kinds:
         part = doc[kind]
         if kind == "reasons":
