@@ -383,9 +383,9 @@ def health(ns: argparse.Namespace) -> int:
 
 
 def _project(ns: argparse.Namespace) -> str | None:
-    from session_watcher.state.shell import project_root
+    from session_watcher.state.shell import project_root, working_folder
 
-    return project_root(getattr(ns, "project", None), os.getcwd())
+    return project_root(getattr(ns, "project", None), working_folder())
 
 
 def config_show(ns: argparse.Namespace) -> int:

@@ -396,12 +396,15 @@ def report() -> tuple[list[str], bool]:
         ok = False
         lines.append(f"home       SESSION_WATCHER_HOME={ignored!r} is relative: ignored (make it absolute)")
     lines.append(f"state dir  {_folder(paths.state_dir())}")
+    from session_watcher.state.shell import working_folder
+
+    here = working_folder()  # None: the folder it runs in was removed
     try:
-        cfg_files = config.config_files(os.getcwd())
-        config.load(os.getcwd())
+        cfg_files = config.config_files(here)
+        config.load(here)
         used = ", ".join(f for f in cfg_files if os.path.exists(f)) or "the defaults"
         lines.append(f"config     ok, {used}; folder {_folder(paths.config_dir())}")
-        for f in paths.project_config_unread(os.getcwd()):
+        for f in paths.project_config_unread(here):
             lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
     except ConfigError as exc:
         ok = False

@@ -125,12 +125,9 @@ def _which_project(project: str) -> str:
     project named: the session picked by default, the latest of this project or, with none here, of
     all, or one named, may be of another project than the folder the user is in."""
     from session_watcher.core.text import one_line
-    from session_watcher.state.shell import project_root
+    from session_watcher.state.shell import project_root, working_folder
 
-    try:
-        here = project_root(None, os.getcwd())
-    except OSError:  # the folder is gone
-        here = None
+    here = project_root(None, working_folder())  # None: the folder is gone
     if here is not None and here == os.path.realpath(project):
         return "this project"
     return f"its project, {one_line(project)},"
@@ -139,12 +136,9 @@ def _which_project(project: str) -> str:
 def _here() -> str | None:
     """The project of the folder the command runs in, as the SessionStart hook reads one
     (`shell.project_root`); None where the folder is gone."""
-    from session_watcher.state.shell import project_root
+    from session_watcher.state.shell import project_root, working_folder
 
-    try:
-        return project_root(None, os.getcwd())
-    except OSError:
-        return None
+    return project_root(None, working_folder())
 
 
 def _short_parents(parents: list[str], target: str | None) -> dict[str, str]:

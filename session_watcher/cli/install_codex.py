@@ -297,11 +297,12 @@ def _ours_trusted(config: str, ours: list[str], written: dict[str, Any]) -> tupl
 
 
 def _hooks_doc(path: str) -> dict[str, Any]:
-    """A hooks.json's object ({} when it cannot be read)."""
+    """A hooks.json's object ({} when it cannot be read: a FIFO there, which an `open` waited on for
+    good, a folder or a device, as the installer reads one, `paths.read_file`; nor when it is nested
+    past the stack, which stopped doctor with exit 3)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+        doc = json.loads(paths.read_file(path, claude.SETTINGS_MAX))
+    except (OSError, ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}
 
@@ -310,7 +311,8 @@ def _registered(doc: dict[str, Any]) -> set[str | None]:
     """The keys of the hooks in a hooks.json's object."""
     hooks = doc.get("hooks")
     return {claude.hook_key(h) for groups in (hooks or {}).values() if isinstance(groups, list)
-            for g in groups if isinstance(g, dict) for h in g.get("hooks") or []} if isinstance(hooks, dict) else set()
+            for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)  # a number: no hooks
+            for h in g["hooks"]} if isinstance(hooks, dict) else set()
 
 
 def main(argv: list[str]) -> int:

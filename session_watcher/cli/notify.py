@@ -158,8 +158,9 @@ def command(args: argparse.Namespace) -> int:
     """`notify --test`: 0 when any channel delivered (the fallback included), else 1 with the next step
     on stderr."""
     from session_watcher.base import config
+    from session_watcher.state.shell import working_folder
 
-    notify = config.load(os.getcwd())["notify"]  # a ConfigError is the CLI's to say
+    notify = config.load(working_folder())["notify"]  # a ConfigError is the CLI's to say
     channels = [args.channel] if args.channel else list(notify["channels"])
     fallback = notify["fallback"]
     if not args.channel and fallback != "none" and fallback not in channels:
@@ -196,7 +197,9 @@ def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
     from session_watcher.base import config
 
     try:
-        notify = config.load(os.getcwd())["notify"]
+        from session_watcher.state.shell import working_folder
+
+        notify = config.load(working_folder())["notify"]
         unreadable = ""
     except Exception as exc:
         notify, unreadable = config.DEFAULTS["notify"], f" (config unreadable: {exc}; the defaults)"

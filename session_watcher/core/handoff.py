@@ -209,8 +209,10 @@ class Digest:
             self._assistant(rec)
         elif kind == "attachment" and self.parent is None:
             att = rec.get("attachment")
-            if isinstance(att, dict) and att.get("type") == "hook_additional_context":
-                for part in att.get("content") or ():
+            content = att.get("content") if isinstance(att, dict) and att.get("type") == "hook_additional_context" \
+                else None
+            if isinstance(content, list):  # a number there is no list of parts: nothing of a parent
+                for part in content:
                     if isinstance(part, str) and parent_of(part):
                         self.parent = parent_of(part)
 

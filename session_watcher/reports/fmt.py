@@ -11,12 +11,19 @@ from session_watcher.core.numbers import dollars, duration, tokens
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 CAUSES = ("firstCall", "idleGap", "modelSwitch", "compaction", "unexplained")
 # each cause in words where a person reads it (the text and HTML reports); the JSON keeps the keys
 CAUSE_WORDS = {"firstCall": "first call", "idleGap": "idle gap", "modelSwitch": "model switch",
                "compaction": "compaction", "unexplained": "unexplained"}
+
+
+def a_time(v: object) -> TypeGuard[float]:
+    """A time a file of ours says (the guard's log, a taken handoff), as a report can use it: a number
+    within +-10^12 s (not NaN, an infinity, which a page's JSON cannot hold, nor an integer of 400
+    digits, which has no float)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and -1e12 < v < 1e12
 
 
 NO_BREAK = 1.0  # a longest gap under a second is no break (it read "your longest break (0 s) stayed warm")

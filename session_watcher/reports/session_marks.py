@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from session_watcher.reports.fmt import a_time
+
 _Stamp = tuple[int, int, int] | None
 
 
@@ -80,7 +82,7 @@ def holds(session_id: str) -> list[dict[str, Any]]:
     out = []
     for rec in guard_warnings()[0]:
         ts = rec.get("ts")
-        if rec.get("sessionId") != session_id or not isinstance(ts, int | float) or isinstance(ts, bool):
+        if rec.get("sessionId") != session_id or not a_time(ts):
             continue
         out.append({"ts": float(ts), "call": rec.get("call"), "asked": rec.get("asked") is True})
     return sorted(out, key=lambda h: h["ts"])
@@ -99,7 +101,7 @@ def restarts_out(session_id: str) -> list[dict[str, Any]]:
     for name in names:
         doc = handoffs.taken(name[: -len(".json")])
         created = (doc or {}).get("createdAt")
-        if doc and doc.get("parentSession") == session_id and isinstance(created, int | float):
+        if doc and doc.get("parentSession") == session_id and a_time(created):
             out.append({"ts": float(created), "kind": "out", "other": name[: -len(".json")]})
     return out
 

@@ -38,6 +38,7 @@ from bisect import bisect_right
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import (
     CAUSES,
+    a_time,
     apply_now,
     day_date,
     days_later,
@@ -478,7 +479,8 @@ def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[Gu
                            "wentAheadUsd": 0.0, "notSent": 0, "notSentEstimatedUsd": 0.0}
     for w in warnings:
         ts, after = w.get("ts"), w.get("afterTs")
-        if not isinstance(ts, int | float) or not isinstance(after, int | float) or (since is not None and ts < since):
+        # times within +-10^12 s: an integer of 400 digits (a damaged line) has no float to add 0.5 to
+        if not (a_time(ts) and a_time(after)) or (since is not None and ts < since):
             continue
         out["warned"] += 1
         out["blocked"] += w.get("mode") == "block" or w.get("asked") is True  # "ask" holds back past guard_x

@@ -315,12 +315,9 @@ def _transcript_project(path: str, memo: dict[str, str | None]) -> str | None:
 def here() -> str | None:
     """The project the command runs in, as the hooks name a session's project (`shell.project_root`:
     $CLAUDE_PROJECT_DIR, else the working folder, symlinks resolved)."""
-    from session_watcher.state.shell import project_root
+    from session_watcher.state.shell import project_root, working_folder
 
-    try:
-        return project_root(None, os.getcwd())
-    except OSError:  # the working folder was removed
-        return None
+    return project_root(None, working_folder())  # None where the working folder was removed
 
 
 def default_session(known: _Known, project: str | None, need_transcript: bool = False) -> Found:

@@ -48,7 +48,8 @@ def note_in(lines: Iterable[bytes]) -> str | None:
         except ValueError:
             continue
         att = rec.get("attachment") if isinstance(rec, dict) else None
-        for part in (att or {}).get("content") or ():
+        content = att.get("content") if isinstance(att, dict) else None
+        for part in content if isinstance(content, list) else ():  # a number there is no list of parts
             if isinstance(part, str) and part.startswith(MARKER):
                 return part
     return None

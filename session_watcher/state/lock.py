@@ -10,7 +10,7 @@ other and the CLI, which uses filelock throughout. Where `fcntl` is missing (Win
 from __future__ import annotations
 
 from session_watcher.base import sysos
-from session_watcher.base.paths import open_file
+from session_watcher.base.paths import move_aside, open_file
 from session_watcher.core.errors import LockTimeout, NotAFile
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
@@ -57,9 +57,12 @@ class SessionLock:
         for _ in range(3):
             try:
                 fd = open_file(self.path, sysos.O_RDWR | sysos.O_CREAT, 0o600, follow=False)
-            except NotAFile:
+            except NotAFile as exc:
                 try:  # a link, FIFO or socket planted where the lock belongs: dropped, never followed
-                    sysos.unlink(self.path)
+                    if exc.kind == "folder":  # a folder: moved to the quarantine, as one where the state belongs
+                        move_aside(self.path, "folder")
+                    else:
+                        sysos.unlink(self.path)
                 except FileNotFoundError:
                     pass
                 fd = open_file(self.path, sysos.O_RDWR | sysos.O_CREAT, 0o600, follow=False)

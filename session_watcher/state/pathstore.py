@@ -36,6 +36,43 @@ MAX_SHARD_BYTES = 64 << 20
 KINDS: tuple[Kind, ...] = ("paths", "reasons", "readPaths")
 
 
+def sound(doc: Mapping[str, Any], kinds: Iterable[Kind]) -> bool:
+    """Whether every value of a shard's `kinds` the fold reads is of its kind (core.shapes.PathEntry;
+    `type(v) is`: a bool is no number, as none is written where one is): a damaged or hand-edited
+    shard's path entry whose `tokens` was a list made every fold of its session raise, so its state
+    was never saved again. Spelled out, not through state.store's table of kinds (a call a value):
+    `status` checks every shard, a hook the few it loads (docs/benchmarks.md)."""
+    for kind in kinds:
+        part = doc[kind]
+        if kind == "reasons":
+            ok = all(v is None or type(v) is str for v in part.values())
+        elif kind == "readPaths":
+            ok = all(type(v) is int for v in part.values())
+        else:
+            ok = _entries(part)
+        if not ok:
+            return False
+    return True
+
+
+def _entries(part: Mapping[str, Any]) -> bool:
+    for e in part.values():
+        if type(e) is not dict:
+            return False
+        try:
+            if not (type(e["lines"]) is int and type(e["overhead"]) is int and type(e["pendingEdit"]) is int
+                    and type(e["calibration"]) is int and type(e["tokens"]) is int
+                    and type(e["reads"]) is int and type(e["include"]) is bool and type(e["edited"]) is bool
+                    and (e["reason"] is None or type(e["reason"]) is str) and type(e["ranges"]) is list):
+                return False
+        except KeyError:
+            return False
+        for r in e["ranges"]:
+            if type(r) is not list or len(r) != 2 or type(r[0]) is not int or type(r[1]) is not int:
+                return False
+    return True
+
+
 def shard_of(path: str) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogatepass")) % SHARDS
 
@@ -117,8 +154,10 @@ class PathShards:
         if not (isinstance(doc, dict) and isinstance(doc.get("segment"), int)
                 and all(isinstance(doc.get(k), dict) for k in KINDS)):
             raise ShardRejected(f"{file}: not a path-map shard")
-        self.raw[n] = data
         kinds = KINDS if doc["segment"] == state["engine"]["segment"] else KINDS[1:]
+        if not sound(doc, kinds):  # a value the fold cannot read as what it is: every run raised on it
+            raise ShardRejected(f"{file}: a path entry of another shape")
+        self.raw[n] = data
         for kind in kinds:  # an older segment's path entries no longer count; its reasons do
             mine = state[kind]
             for key, value in doc[kind].items():

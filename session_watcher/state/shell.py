@@ -51,6 +51,15 @@ def project_root(stated: object, cwd: object, env: Mapping[str, str] = sysos.env
     return None
 
 
+def working_folder() -> str | None:
+    """The folder the process runs in, None where it was removed (a command run from a folder deleted
+    since: it names no project then, as a payload naming no usable cwd)."""
+    try:
+        return sysos.getcwd()
+    except OSError:
+        return None
+
+
 def real_folder(path: str) -> str:
     """A folder's canonical path: symlinks resolved; a Windows path on another system kept a Windows
     path (`core.paths.windows_canonical`: `D:\\proj` is never `<here>/D:\\proj`)."""

@@ -58,7 +58,8 @@ def _shape_ok(doc: object, session_id: str) -> bool:
 # each such value; `load` quarantines the file and the session starts again from its transcript,
 # keeping what a rebuild keeps of the parts that are sound. `type(v) is` tests only: a bool is no number
 # here, as none is ever written where one is. The large maps (the path map, `readPaths`, the tool ids
-# done) are checked as objects only: the shards they are kept in have their own check (state.pathstore).
+# done) are checked as objects only: the shards they are kept in have their own check (state.pathstore),
+# which a state holding any of the path map's three maps itself (none is saved so) passes too.
 # Kinds: "c" a count (an int, 0 or more), "i" an int, "n" a finite number (NaN and the infinities read
 # back from a file are no figure), "s" a string, "b" a bool, "d" an object, "l" a list; "?": or null.
 _KINDS = {"s": str, "b": bool, "d": dict, "l": list}
@@ -156,6 +157,11 @@ def damage(doc: dict[str, Any]) -> list[str]:
                for p in doc["tools"]["pending"].values()):  # the tool uses waiting for their result
         bad.append("tools.pending")
     _bad(doc, _KEPT, "", bad, optional=True)
+    if doc["paths"] or doc["reasons"] or doc["readPaths"]:  # kept in shards: here only by a hand or a damage
+        from session_watcher.state.pathstore import KINDS, sound
+
+        if not sound(doc, KINDS):  # the shards' own check: a fold touching such an entry raised
+            bad.append("paths")
     if type(guard) is dict and not (type(guard.get("shown", [])) is list and type(guard.get("blocked", [])) is list
                                     and type(guard.get("carry", {})) is dict):
         bad.append("guard")

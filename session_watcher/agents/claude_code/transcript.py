@@ -291,7 +291,8 @@ def _handoff_parent(att: object) -> str | None:
         return None
     from session_watcher.core.notehead import parent_of  # only for such a line: rare
 
-    for part in att.get("content") or ():
+    content = att.get("content")
+    for part in content if isinstance(content, list) else ():  # a number there is no list of parts
         found = parent_of(part) if isinstance(part, str) else None
         if found:
             return found

@@ -26,7 +26,9 @@ ITEMS = {"UserMessage": "UserMessage", "AgentMessage": "agent_message"}
 
 def _item_text(item: Mapping[str, Any]) -> str | None:
     """The text parts of an item's content, joined; None when it has none."""
-    parts = [c["text"] for c in item.get("content") or () if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    content = item.get("content")
+    parts = [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)] \
+        if isinstance(content, list) else []
     return "\n".join(parts) if parts else None
 
 
@@ -59,7 +61,8 @@ class Feed:
     def _event(self, p: Mapping[str, Any]) -> None:
         what, text = p.get("type"), p.get("message")
         if what == "item_completed" and isinstance(p.get("item"), dict):  # 0.171's items
-            what, text = ITEMS.get(p["item"].get("type"), "item"), _item_text(p["item"])
+            kind = p["item"].get("type")  # an object or a list is no kind: an item of none
+            what, text = ITEMS.get(kind, "item") if isinstance(kind, str) else "item", _item_text(p["item"])
         if what in ("user_message", "UserMessage") and isinstance(text, str) and text.strip():
             if self.prompts in (None, what):  # one kind of record a thread: never a request twice
                 self.prompts = what

@@ -601,7 +601,9 @@ def line_reader(d: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[Fal
             if not isinstance(rec, dict):
                 return False
             got = rec.get("type"), rec.get("timestamp"), rec.get("payload")
-        handler = handlers.get(got[0])
+        kind = got[0]
+        # a `type` no key can be (an object, a list) names no handler: a line that says nothing
+        handler = handlers.get(kind) if isinstance(kind, str) else None
         p = got[2]
         if handler is None or not isinstance(p, dict):
             return None
