@@ -283,6 +283,7 @@ class SynthSession:
     files: int = 6
     calls: list[Call] = field(default_factory=list)
     _ctx: int = 0
+    start: dt.datetime = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)  # call 0's time
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -306,8 +307,9 @@ class SynthSession:
         return call
 
     def ts(self, i: int, sub: int = 0) -> str:
-        """Call `i` starts 20 s after call `i - 1`; its lines are `sub` seconds apart."""
-        return iso(dt.datetime(2026, 3, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i * 20 + sub))
+        """Call `i` starts 20 s after call `i - 1` (`start` moved between calls moves the later ones);
+        its lines are `sub` seconds apart."""
+        return iso(self.start + dt.timedelta(seconds=i * 20 + sub))
 
     def records(self, c: Call) -> list[dict[str, Any]]:
         mid, rid = f"msg_{self.seed:04d}_{c.index:05d}", f"req_{self.seed:04d}_{c.index:05d}"

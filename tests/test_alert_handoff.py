@@ -11,6 +11,7 @@ import pytest
 from tests.oracle import hook, payload, statusline, sw
 from tests.statefile import load_state
 from tests.test_gate import overstaying
+from tests.test_guard_hook import shifted
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -63,8 +64,12 @@ def test_a_cli_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path, command: s
     and saves it; it cannot show a systemMessage either, so the gate it fired is left for the next
     hook, which shows it once (before: folded, saved, and never shown)."""
     _message_config()
-    whole = overstaying(tmp_path, calls=27).read_bytes()  # its gate (call 25) is news at its end
-    transcript = overstaying(tmp_path, calls=20)  # the same session, 20 calls in: no gate yet
+    head = len(overstaying(tmp_path, calls=20).read_bytes())  # the same session, 20 calls in: no gate yet
+    transcript = overstaying(tmp_path, calls=27)  # its gate (call 25) is news at its end
+    # its last call seconds ago: a prompt's hook after a break past the cache tells no alert of before it
+    shifted(transcript, transcript, 0.25)
+    whole = transcript.read_bytes()
+    transcript.write_bytes(whole[:head])
     assert whole.startswith(transcript.read_bytes())
     session = "overstay"
     for _ in range(50):  # a run folds for a bounded time

@@ -114,7 +114,10 @@ def test_a_forks_first_hook_tells_no_advice_its_parent_was_given(tmp_path: Path)
     cfg = Path(paths.user_config_file())
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    from tests.test_guard_hook import shifted
+
     parent = overstaying(tmp_path, calls=27)  # its gate (call 25) is news at its end
+    shifted(parent, parent, 0.25)  # its last call seconds ago: a prompt after a break past the cache tells none
     told = hook("UserPromptSubmit", payload("overstay", parent, "UserPromptSubmit", prompt="go on"))
     assert told.returncode == 0
     assert json.loads(told.stdout)["systemMessage"].startswith("session-watcher: ")

@@ -15,6 +15,7 @@ import re
 import socket
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -290,8 +291,11 @@ def test_notification_text_from_the_session_is_escaped(root: Path) -> None:
     tr = root / "escape.jsonl"
     outs = []
     for _ in range(60):
+        call = s.next_call()
+        # stamped now: a prompt's hook that folds calls past their cache's lifetime tells none of their alerts
+        s.start = datetime.now(UTC) - timedelta(seconds=20 * call.index)
         with open(tr, "ab") as fh:
-            fh.write(s.lines_of(s.next_call()))
+            fh.write(s.lines_of(call))
         # the synchronous hook: what it prints reaches the user (an async one's would reach the model)
         out = run("UserPromptSubmit", json.dumps(s.hook_payload(str(tr), "UserPromptSubmit")).encode())
         if out:
