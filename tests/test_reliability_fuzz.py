@@ -152,6 +152,7 @@ def fixture_transcripts(root: Path, sid: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- stdin
 
+@pytest.mark.slow  # a payload that reads a file inside the project asks git (state.session.git_ignored)
 def test_fuzz_stdin_in_process(root: Path) -> None:
     from session_watcher.hooks.run import run
 
