@@ -730,3 +730,12 @@ def test_a_temp_file_a_killed_write_left_is_swept_once_old(tmp_path: Path) -> No
     assert not any(p.exists() for p in old)
     assert young.exists()
     assert other.exists()
+
+
+def test_a_supplementary_variation_selector_in_printable_text_is_escaped() -> None:
+    # every other character printable: the variation selector alone must not take the fast path
+    from session_watcher.core.text import clean, one_line
+
+    assert one_line("a\U000e0100b") == "a\\U000e0100b"
+    assert clean("sonnet\U000e01ef-5\nline") == "sonnet\\U000e01ef-5\nline"
+    assert clean("caf\u00e9 \ufe0f \U0001f600") == "caf\u00e9 \ufe0f \U0001f600"  # visible: as it was

@@ -47,7 +47,9 @@ def _category(ch: str) -> str:
 
 def clean(text: str, keep: str = "\n") -> str:
     """`text` with every control character but those in `keep` written as a visible escape."""
-    if text.isprintable():
+    # Python counts a supplementary variation selector (U+E0100-E01EF, category Mn) printable, and
+    # nothing printable lies above them: the fast path holds only below U+E0100
+    if text.isprintable() and (text.isascii() or max(text) < "\U000e0100"):
         return text
     out = []
     for ch in text:
