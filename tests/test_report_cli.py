@@ -435,6 +435,35 @@ def test_the_text_report_loads_no_argparse_typing_nor_the_restarts_module(tmp_pa
 
 
 @pytest.mark.slow
+def test_a_warm_report_over_codex_rollouts_loads_neither_the_decoder_nor_the_summaries(tmp_path: Path) -> None:
+    """A warm report over unchanged Codex rollouts, the guard's log empty: the kept text sent without
+    the rollout decoder (`agents.codex.discover` lists the files by name alone) or the sessions'
+    summaries (`reports.warmth`), each loaded by the cold run that read the files."""
+    from tests.codex_lines import FIXTURES as CODEX
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "01" / "01"
+    day.mkdir(parents=True)
+    for p in sorted(CODEX.glob("rollout-*.jsonl"))[:3]:
+        shutil.copyfile(p, day / p.name)
+    code = ("import sys\nfrom session_watcher.cli import main\n"
+            "rc = main(['report', '--json', '--index', sys.argv[1]])\n"
+            "print('LOADED', *(m for m in ('session_watcher.agents.codex.rollout', 'session_watcher.reports.warmth')"
+            " if m in sys.modules), file=sys.stderr)\nsys.exit(rc)\n")
+    env = {**env_for(tmp_path), "CODEX_HOME": str(tmp_path / "codex")}
+    loaded, docs = [], []
+    for _ in range(2):  # cold, then warm
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.sqlite3")], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+        assert r.returncode == 0, r.stderr
+        docs.append(json.loads(r.stdout))
+        loaded.append(next(line.split()[1:] for line in r.stderr.splitlines() if line.startswith("LOADED")))
+    assert loaded == [["session_watcher.agents.codex.rollout", "session_watcher.reports.warmth"], []]
+    assert docs[1]["index"]["cached"] and len(docs[1]["sessions"]) == len(docs[0]["sessions"]) > 0
+    assert {k: v for k, v in docs[1].items() if k not in ("index", "generatedAt")} == {
+        k: v for k, v in docs[0].items() if k not in ("index", "generatedAt")}
+
+
+@pytest.mark.slow
 def test_a_warm_report_with_a_file_changed_imports_no_json(tmp_path: Path) -> None:
     """A warm `report --json` for a program, one transcript grown since the last run: the changed
     file read, the document merged and written, all without `json` in the process, nor `re` from the
