@@ -82,18 +82,19 @@ def test_a_launcher_from_before_the_layers_still_runs_the_hooks_and_the_status_l
 
 
 def test_writing_the_launchers_removes_an_older_builds_module_bundle(tmp_path: Path) -> None:
-    from session_watcher.hooks.launchers import write
+    from session_watcher.hooks.launchers import command_text, write
 
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "session-watcher").write_text("#!/bin/sh\n")  # pip's command: kept as it is
+    (venv / "bin" / "session-watcher").write_text("#!/bin/sh\n")  # pip's command: written over (its `re`)
     bundle = venv / "session-watcher-modules.marshal"  # as that build named it
     bundle.write_bytes(b"the compiled modules of a build from before the layers")
     other = venv / "session-watcher-modules.marshal.yours"
     other.write_bytes(b"not ours")
     written = write(str(venv / "bin"))
-    assert sorted(Path(p).name for p in written) == ["session-watcher-hook", "session-watcher-statusline"]
+    assert sorted(Path(p).name for p in written) == ["session-watcher", "session-watcher-hook",
+                                                     "session-watcher-statusline"]
     assert not bundle.exists()
     assert other.read_bytes() == b"not ours"
-    assert (venv / "bin" / "session-watcher").read_text() == "#!/bin/sh\n"
+    assert (venv / "bin" / "session-watcher").read_text() == command_text()
     assert write(str(venv / "bin")) == written  # again, with no bundle there: the same launchers
