@@ -80,7 +80,7 @@ def cases(python: Path, cc: list[str] | None, home: Path, tmp: Path,
 
 def measure(runs_of: dict[str, tuple[list[str], dict[str, str], str]], tmp: Path, repeat: int,
             say: Any) -> dict[str, list[dict[str, float]]]:
-    for name, (argv, env, _) in runs_of.items():  # the warm indexes built, the empty ones too
+    for argv, env, _ in runs_of.values():  # the warm indexes built, the empty ones too
         if "COLD" not in argv and "report" in argv:
             wait_run(argv, env, tmp)
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in runs_of}

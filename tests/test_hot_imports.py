@@ -271,7 +271,8 @@ def test_the_command_written_for_an_install_imports_no_re(tmp_path: Path) -> Non
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    pip_made = ("#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom session_watcher.cli import run\n"
+    pip_made = ("#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+                "from session_watcher.cli import run\n"
                 "if __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
                 "    sys.exit(run())\n")
     (tmp_path / "pip-wrapper").write_text(pip_made)

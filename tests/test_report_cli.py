@@ -458,7 +458,8 @@ def test_a_warm_report_over_codex_rollouts_loads_neither_the_decoder_nor_the_sum
         docs.append(json.loads(r.stdout))
         loaded.append(next(line.split()[1:] for line in r.stderr.splitlines() if line.startswith("LOADED")))
     assert loaded == [["session_watcher.agents.codex.rollout", "session_watcher.reports.warmth"], []]
-    assert docs[1]["index"]["cached"] and len(docs[1]["sessions"]) == len(docs[0]["sessions"]) > 0
+    assert docs[1]["index"]["cached"]
+    assert len(docs[1]["sessions"]) == len(docs[0]["sessions"]) > 0
     assert {k: v for k, v in docs[1].items() if k not in ("index", "generatedAt")} == {
         k: v for k, v in docs[0].items() if k not in ("index", "generatedAt")}
 
