@@ -6,7 +6,8 @@ MB) at 0.7x ``ccusage codex session`` or less. At that size a run is mostly star
 runs, one after the other, the floors and both programs' runs over one Codex home (``CODEX_HOME``;
 ours also looks in an empty Claude Code home):
 
-* ``python -I -c pass`` (the venv's interpreter);
+* ``python -I -c pass`` (the venv's interpreter), and the same importing msgspec as a cold read
+  does (``agents/schema.py``: without typing_extensions);
 * ccusage 20.0.24's native binary (as bench.versus finds it): ``codex session --offline``, the same
   with ``--json``, and ``--json`` over an empty Codex home (its own start);
 * ours through the venv's ``session-watcher`` command (what a user runs): ``--version``, ``report
@@ -56,6 +57,10 @@ def cases(python: Path, cc: list[str] | None, home: Path, tmp: Path,
     empty.mkdir(exist_ok=True)
     out: dict[str, tuple[list[str], dict[str, str], str]] = {
         "python -I -c pass": ([str(python), "-I", "-c", "pass"], env_for(tmp / "sw-pass"), ""),
+        # what a cold read of rollouts imports before its first byte (agents/schema.py: without typing_extensions)
+        "python -I -c 'import msgspec.json'": (
+            [str(python), "-I", "-c", "import sys; sys.modules['typing_extensions'] = None; import msgspec.json"],
+            env_for(tmp / "sw-pass"), ""),
     }
     if cc is not None:
         cc_env = env_for(tmp / "sw-cc", HOME=str(empty), CODEX_HOME=str(home))
