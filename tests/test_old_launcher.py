@@ -98,3 +98,26 @@ def test_writing_the_launchers_removes_an_older_builds_module_bundle(tmp_path: P
     assert other.read_bytes() == b"not ours"
     assert (venv / "bin" / "session-watcher").read_text() == command_text()
     assert write(str(venv / "bin")) == written  # again, with no bundle there: the same launchers
+
+
+@pytest.mark.parametrize("folder", ["a venv", "v" * 200])
+def test_the_command_written_runs_where_no_shebang_line_holds_the_interpreter(tmp_path: Path, folder: str) -> None:
+    """The command written over pip's wrapper, for an interpreter whose path a `#!` line cannot name
+    (a space in it, a home folder's; longer than the kernel reads, 255 bytes on Linux): it runs, its
+    exit codes and messages the CLI's, as pip's wrapper runs there (sh execs the interpreter on it)."""
+    bin_dir = tmp_path / folder / "bin"
+    bin_dir.mkdir(parents=True)
+    python = bin_dir / "python"
+    python.symlink_to(sys.executable)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(oracle.REPO)}
+    subprocess.run([str(python), "-I", "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
+                    "from session_watcher.hooks.launchers import write; write(sys.argv[2])", str(oracle.REPO),
+                    str(bin_dir)], env=env, check=True, timeout=60)
+    command = bin_dir / "session-watcher"
+    r = subprocess.run([str(command), "--version"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.startswith("session-watcher ")
+    r = subprocess.run([str(command), "report", "--bogus"], capture_output=True, text=True, env=env, timeout=60,
+                       check=False)
+    assert r.returncode == 2
+    assert r.stderr.startswith("session-watcher report: error: unrecognized arguments: --bogus")

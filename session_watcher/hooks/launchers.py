@@ -54,8 +54,16 @@ def text(kind: str, libs: list[str]) -> str:
 
 def command_text() -> str:
     """The command, `session-watcher`: this interpreter into the CLI's entry point, as pip's wrapper
-    but for its `re`."""
-    return (f"#!{sys.executable}\n"
+    but for its `re`. An interpreter's path with a space, or too long for the kernel's `#!` line (a
+    venv under a home folder with a space), is no `#!` line's program: as pip writes its wrapper
+    then, sh runs the file and execs the interpreter on it (a line Python reads as a string)."""
+    exe = sys.executable
+    longest = 512 if sys.platform == "darwin" else 127  # pip's limits, with `#!` and the newline
+    if " " in exe or len(exe) + 3 > longest:
+        head = f"#!/bin/sh\n'''exec' \"{exe}\" \"$0\" \"$@\"\n' '''\n"
+    else:
+        head = f"#!{exe}\n"
+    return (head +
             '"""session-watcher, the command (as pip writes an entry point, without its `re`)."""\n'
             "import sys\nfrom session_watcher.cli import run\n"
             "if __name__ == '__main__':\n    sys.argv[0] = 'session-watcher'\n    run()\n")
