@@ -220,7 +220,8 @@ else
     "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
     # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
     # run as `python -I -S`, the package's modules found by their names (hooks/finder.py); the module bundle
-    # an install before the package by layers left in the venv goes
+    # an install before the package by layers left in the venv goes; the command in place of pip's wrapper
+    # (which imports `re` on every run)
     "$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
     printf '%s\ntree %s\n' "$build" "$tree" >"$record"
     say "installed: $bin" "$bin"

@@ -7,6 +7,7 @@ unnoticed."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.oracle import TRANSCRIPTS, hook, launcher, payload, statusline
+from tests.oracle import REPO, TRANSCRIPTS, hook, launcher, payload, statusline
 from tests.statefile import load_state, state_file
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
@@ -259,3 +260,36 @@ def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(t
     assert got >= (FOLD - {parser}) | codex
     assert not got & {"typing", "re", parser, "session_watcher.base.config"}
     assert got <= allowed, got - allowed
+
+
+def test_the_command_written_for_an_install_imports_no_re(tmp_path: Path) -> None:
+    """`session-watcher` as install.sh leaves it (hooks.launchers writes it over pip's wrapper, whose
+    `re` cost 10 % of a warm report over the Codex fixtures): a report over empty homes imports no
+    `re`, where the same run through pip's wrapper does. Run without `site` (`-S`, the package on
+    PYTHONPATH): the dev venv's editable install imports `re` on every start itself."""
+    from session_watcher.hooks.launchers import write
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pip_made = ("#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+                "from session_watcher.cli import run\n"
+                "if __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                "    sys.exit(run())\n")
+    (tmp_path / "pip-wrapper").write_text(pip_made)
+    (bin_dir / "session-watcher").write_text(pip_made)
+    assert str(bin_dir / "session-watcher") in write(str(bin_dir))
+    for d in ("home", "codex", "sw"):
+        (tmp_path / d).mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex"),
+           "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "PYTHONPATH": str(REPO)}
+
+    def loaded(command: Path) -> set[str]:
+        proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(command), "report", "--json", "--index",
+                               str(tmp_path / "i.sqlite3")], capture_output=True, env=env, timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert json.loads(proc.stdout)["sessions"] == []
+        return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+                if line.startswith("import time:") and "|" in line}
+
+    assert "re" in loaded(tmp_path / "pip-wrapper")  # the check can fail
+    assert "re" not in loaded(bin_dir / "session-watcher")

@@ -82,18 +82,42 @@ def test_a_launcher_from_before_the_layers_still_runs_the_hooks_and_the_status_l
 
 
 def test_writing_the_launchers_removes_an_older_builds_module_bundle(tmp_path: Path) -> None:
-    from session_watcher.hooks.launchers import write
+    from session_watcher.hooks.launchers import command_text, write
 
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "session-watcher").write_text("#!/bin/sh\n")  # pip's command: kept as it is
+    (venv / "bin" / "session-watcher").write_text("#!/bin/sh\n")  # pip's command: written over (its `re`)
     bundle = venv / "session-watcher-modules.marshal"  # as that build named it
     bundle.write_bytes(b"the compiled modules of a build from before the layers")
     other = venv / "session-watcher-modules.marshal.yours"
     other.write_bytes(b"not ours")
     written = write(str(venv / "bin"))
-    assert sorted(Path(p).name for p in written) == ["session-watcher-hook", "session-watcher-statusline"]
+    assert sorted(Path(p).name for p in written) == ["session-watcher", "session-watcher-hook",
+                                                     "session-watcher-statusline"]
     assert not bundle.exists()
     assert other.read_bytes() == b"not ours"
-    assert (venv / "bin" / "session-watcher").read_text() == "#!/bin/sh\n"
+    assert (venv / "bin" / "session-watcher").read_text() == command_text()
     assert write(str(venv / "bin")) == written  # again, with no bundle there: the same launchers
+
+
+@pytest.mark.parametrize("folder", ["a venv", "v" * 200])
+def test_the_command_written_runs_where_no_shebang_line_holds_the_interpreter(tmp_path: Path, folder: str) -> None:
+    """The command written over pip's wrapper, for an interpreter whose path a `#!` line cannot name
+    (a space in it, a home folder's; longer than the kernel reads, 255 bytes on Linux): it runs, its
+    exit codes and messages the CLI's, as pip's wrapper runs there (sh execs the interpreter on it)."""
+    bin_dir = tmp_path / folder / "bin"
+    bin_dir.mkdir(parents=True)
+    python = bin_dir / "python"
+    python.symlink_to(sys.executable)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(oracle.REPO)}
+    subprocess.run([str(python), "-I", "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
+                    "from session_watcher.hooks.launchers import write; write(sys.argv[2])", str(oracle.REPO),
+                    str(bin_dir)], env=env, check=True, timeout=60)
+    command = bin_dir / "session-watcher"
+    r = subprocess.run([str(command), "--version"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.startswith("session-watcher ")
+    r = subprocess.run([str(command), "report", "--bogus"], capture_output=True, text=True, env=env, timeout=60,
+                       check=False)
+    assert r.returncode == 2
+    assert r.stderr.startswith("session-watcher report: error: unrecognized arguments: --bogus")

@@ -17,7 +17,7 @@ import pytest
 
 from session_watcher.cli import build_parser
 from session_watcher.cli import main as sw_main
-from session_watcher.cli.report import json_args
+from session_watcher.cli.report import report_args
 from tests.oracle import one_message
 from tests.test_report_fixtures import copy_fixtures
 from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
@@ -363,10 +363,13 @@ def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
         ["--projects", "a", "--json", "--projects", "c"],
         ["--since", "2026-02-12", "--json", "--index", "f.sqlite3", "--since", "2026-03-01"],
         ["--json", "--since", "2026-02-12T10:00:00+00:00"],
+        [],  # the text report, as people run it
+        ["--projects", "a"],
+        ["--since", "7d", "--projects", "a", "b", "--index", "f.sqlite3"],
     ],
 )
-def test_the_json_forms_read_as_argparse_reads_them(argv: list[str]) -> None:
-    quick = json_args(argv)
+def test_the_quick_forms_read_as_argparse_reads_them(argv: list[str]) -> None:
+    quick = report_args(argv)
     assert quick is not None
     assert vars(quick) == {k: v for k, v in vars(build_parser("report").parse_args(["report", *argv])).items()
                            if k != "func"}
@@ -375,22 +378,25 @@ def test_the_json_forms_read_as_argparse_reads_them(argv: list[str]) -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        [],
-        ["--projects", "a"],
         ["--json", "--html", "x.html"],
+        ["--html", "x.html"],
         ["--proj", "a", "--json"],  # argparse takes the prefix; the quick reader leaves it to it
         ["--projects=a", "--json"],
         ["--json", "--projects"],
         ["--json", "--projects", "-"],
         ["--json", "--index"],
         ["--json", "--since", "not a date"],
+        ["--since", "not a date"],
         ["--json", "--", "x"],
         ["--pages", "--json"],
         ["--json", "-h"],
+        ["-h"],
+        ["session"],
+        ["session", "abc", "--html", "x.html"],
     ],
 )
 def test_other_forms_are_left_to_argparse(argv: list[str]) -> None:
-    assert json_args(argv) is None
+    assert report_args(argv) is None
 
 
 @pytest.mark.slow
@@ -405,6 +411,57 @@ def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stderr.split() == ["False", "False"]
     assert json.loads(r.stdout)["sessions"]
+
+
+@pytest.mark.slow
+def test_the_text_report_loads_no_argparse_typing_nor_the_restarts_module(tmp_path: Path) -> None:
+    """`session-watcher report` as people run it, no restart taken on the machine: the tables without
+    argparse's imports (nor `report session`'s parser, which brings json and typing), without the
+    module that prices restarts taken (none to list), and, warm (no msgspec), without typing."""
+    copy_fixtures(tmp_path / "claude")
+    code = ("import sys\nfrom session_watcher.cli import main\n"
+            "rc = main(['report', '--index', sys.argv[1]])\n"
+            "print('LOADED', *(m for m in ('argparse', 'typing', 'session_watcher.sessions.restarts',"
+            " 'session_watcher.cli.report_session') if m in sys.modules), file=sys.stderr)\nsys.exit(rc)\n")
+    loaded = []
+    for _ in range(2):  # cold, then warm
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.sqlite3")], capture_output=True,
+                           text=True, env=env_for(tmp_path), cwd=tmp_path, timeout=120, check=False)
+        assert r.returncode == 0, r.stderr
+        assert "calls" in r.stdout
+        loaded.append(next(line.split()[1:] for line in r.stderr.splitlines() if line.startswith("LOADED")))
+    assert set(loaded[0]) <= {"typing"}  # cold: msgspec's, where the read is large enough for it
+    assert loaded[1] == []
+
+
+@pytest.mark.slow
+def test_a_warm_report_over_codex_rollouts_loads_neither_the_decoder_nor_the_summaries(tmp_path: Path) -> None:
+    """A warm report over unchanged Codex rollouts, the guard's log empty: the kept text sent without
+    the rollout decoder (`agents.codex.discover` lists the files by name alone) or the sessions'
+    summaries (`reports.warmth`), each loaded by the cold run that read the files."""
+    from tests.codex_lines import FIXTURES as CODEX
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "01" / "01"
+    day.mkdir(parents=True)
+    for p in sorted(CODEX.glob("rollout-*.jsonl"))[:3]:
+        shutil.copyfile(p, day / p.name)
+    code = ("import sys\nfrom session_watcher.cli import main\n"
+            "rc = main(['report', '--json', '--index', sys.argv[1]])\n"
+            "print('LOADED', *(m for m in ('session_watcher.agents.codex.rollout', 'session_watcher.reports.warmth')"
+            " if m in sys.modules), file=sys.stderr)\nsys.exit(rc)\n")
+    env = {**env_for(tmp_path), "CODEX_HOME": str(tmp_path / "codex")}
+    loaded, docs = [], []
+    for _ in range(2):  # cold, then warm
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.sqlite3")], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+        assert r.returncode == 0, r.stderr
+        docs.append(json.loads(r.stdout))
+        loaded.append(next(line.split()[1:] for line in r.stderr.splitlines() if line.startswith("LOADED")))
+    assert loaded == [["session_watcher.agents.codex.rollout", "session_watcher.reports.warmth"], []]
+    assert docs[1]["index"]["cached"]
+    assert len(docs[1]["sessions"]) == len(docs[0]["sessions"]) > 0
+    assert {k: v for k, v in docs[1].items() if k not in ("index", "generatedAt")} == {
+        k: v for k, v in docs[0].items() if k not in ("index", "generatedAt")}
 
 
 @pytest.mark.slow

@@ -244,17 +244,17 @@ def handle(work: Callable[[], int], where: str) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
-    """Parse `args` with the command's part of the tree and run its `func`. `report --json` and
-    `replay` in the forms programs run them are read without argparse (`cli.report.json_args`,
-    `cli.commands.replay_args`). Every command prices
-    with the user's own prices (`prices` in their config; a bad file is left out, as `config show` says)."""
+    """Parse `args` with the command's part of the tree and run its `func`. `report` (text or `--json`)
+    and `replay` in the forms people and programs run them are read without argparse
+    (`cli.report.report_args`, `cli.commands.replay_args`). Every command prices with the user's own
+    prices (`prices` in their config; a bad file is left out, as `config show` says)."""
     from session_watcher.base import config
 
     config.load_layers(None)
     if args[:1] == ["report"]:
-        from session_watcher.cli.report import command, json_args
+        from session_watcher.cli.report import command, report_args
 
-        quick = json_args(args[1:])
+        quick = report_args(args[1:])
         if quick is not None:
             return command(quick)
     if args[:1] == ["replay"]:

@@ -1,7 +1,8 @@
 """`session-watcher report [--projects DIR ...] [--since WHEN] [--json | --html OUT.html [--pages]]`.
 
 Its arguments join the CLI's parser tree (`add_parser`); `report session ...`, the single-session
-page, is `reports.session_cli`'s. `json_args` reads the form programs run without argparse.
+page, is `reports.session_cli`'s. `report_args` reads the forms people and programs run without
+argparse.
 """
 
 from __future__ import annotations
@@ -155,11 +156,12 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     return pages
 
 
-def json_args(argv: list[str]) -> SimpleNamespace | None:
-    """The namespace argparse makes of `--json` with `--projects DIR...`, `--since WHEN`, `--index
-    FILE`, each written out whole (what programs pass); None for anything else, which argparse then
-    reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are a large
-    share of a warm report's start-up (docs/benchmarks.md)."""
+def report_args(argv: list[str]) -> SimpleNamespace | None:
+    """The namespace argparse makes of `report` as people and programs run it: `--json` or not, with
+    `--projects DIR...`, `--since WHEN`, `--index FILE`, each written out whole; None for anything
+    else (`--html`, `session`, a prefix, `-h`), which argparse then reads (and says what is wrong).
+    argparse and what it loads (gettext, locale, textwrap, shutil; the `report session` parser's
+    json and typing) are a large share of a warm report's start-up (docs/benchmarks.md)."""
     projects: list[str] | None = None
     values: dict[str, str] = {}
     seen_json = False
@@ -183,15 +185,13 @@ def json_args(argv: list[str]) -> SimpleNamespace | None:
             i += 1
         else:
             return None
-    if not seen_json:
-        return None
     since = None
     if "--since" in values:
         try:
             since = since_epoch(values["--since"])
         except ValueError:  # argparse says what is wrong with it
             return None
-    return SimpleNamespace(projects=projects, since=since, json=True, html=None, pages=False,
+    return SimpleNamespace(projects=projects, since=since, json=seen_json, html=None, pages=False,
                            index=values.get("--index"))
 
 
@@ -217,7 +217,7 @@ def say_unread(paths: list[str]) -> None:
 
 
 def command(args: Any) -> int:
-    """`report`: its namespace from the CLI's parser, or from `json_args`."""
+    """`report`: its namespace from the CLI's parser, or from `report_args`."""
     if args.pages and not args.html:
         raise UsageError("--pages goes with --html OUT.html")
     if args.pages and args.html == "-":  # a folder of pages has no standard output to go to
@@ -276,14 +276,15 @@ def command(args: Any) -> int:
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages in {folder}/" if pages else "")))
     else:
         from session_watcher.base.terminal import columns
-        from session_watcher.core.text import wrap
         from session_watcher.reports.render_text import render as render_text
-        from session_watcher.sessions.restarts import render_lines
 
         width = columns()
         sys.stdout.write(clean_text(render_text(doc, width)))
-        # the handoffs received here, priced
-        lines = [w for line in render_lines(doc["restartsTaken"]) for w in wrap(line, width)]
-        if lines:
-            sys.stdout.write(clean_text("\n" + "\n".join(lines) + "\n"))
+        if doc["restartsTaken"]:  # the handoffs received here, priced (none taken: not their module's imports)
+            from session_watcher.core.text import wrap
+            from session_watcher.sessions.restarts import render_lines
+
+            lines = [w for line in render_lines(doc["restartsTaken"]) for w in wrap(line, width)]
+            if lines:
+                sys.stdout.write(clean_text("\n" + "\n".join(lines) + "\n"))
     return 0

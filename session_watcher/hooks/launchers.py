@@ -18,8 +18,10 @@ CPU (the PostToolUse fold 2-3 %), and cyclic garbage stays bounded in a long cat
 (docs/architecture.md, the trick audit). A bundle of the modules' compiled code paid under the 5 % a
 trick must pay (docs/benchmarks.md).
 
-`session-watcher`, the command, is written too when the venv has none (the plugin route puts the
-package in place without pip, which would have made it from the entry point).
+`session-watcher`, the command, is written too: the plugin route puts the package in place without
+pip, and where pip made it (install.sh's route), its entry point's wrapper imports `re` to strip a
+Windows suffix off argv[0] on every run: 10 % of a warm report over the Codex fixtures
+(docs/benchmarks.md). The command keeps `site` and the environment (PYTHONPATH, a user's site).
 """
 
 from __future__ import annotations
@@ -50,11 +52,28 @@ def text(kind: str, libs: list[str]) -> str:
             f"from {EXIT_MODULE} import _exit\n_exit(rc)\n")
 
 
+def command_text() -> str:
+    """The command, `session-watcher`: this interpreter into the CLI's entry point, as pip's wrapper
+    but for its `re`. An interpreter's path with a space, or too long for the kernel's `#!` line (a
+    venv under a home folder with a space), is no `#!` line's program: as pip writes its wrapper
+    then, sh runs the file and execs the interpreter on it (a line Python reads as a string)."""
+    exe = sys.executable
+    longest = 512 if sys.platform == "darwin" else 127  # pip's limits, with `#!` and the newline
+    if " " in exe or len(exe) + 3 > longest:
+        head = f"#!/bin/sh\n'''exec' \"{exe}\" \"$0\" \"$@\"\n' '''\n"
+    else:
+        head = f"#!{exe}\n"
+    return (head +
+            '"""session-watcher, the command (as pip writes an entry point, without its `re`)."""\n'
+            "import sys\nfrom session_watcher.cli import run\n"
+            "if __name__ == '__main__':\n    sys.argv[0] = 'session-watcher'\n    run()\n")
+
+
 def write(bin_dir: str) -> list[str]:
-    """Write the launchers (and, when missing, the command) into `bin_dir` for this interpreter and
-    the package as it imports it (a regular install: the venv's site-packages; an editable one, the
-    tests' dev venv: its source folder too); the paths written. An older build's module bundle in
-    the venv (`OLD_BUNDLE`) goes: the launchers written before these read it."""
+    """Write the launchers and the command (pip's wrapper, if there, replaced) into `bin_dir` for this
+    interpreter and the package as it imports it (a regular install: the venv's site-packages; an
+    editable one, the tests' dev venv: its source folder too); the paths written. An older build's
+    module bundle in the venv (`OLD_BUNDLE`) goes: the launchers written before these read it."""
     import session_watcher
 
     paths = sysconfig.get_paths()
@@ -66,12 +85,8 @@ def write(bin_dir: str) -> list[str]:
         _write(path, text(kind, libs))
         written.append(path)
     command = os.path.join(bin_dir, "session-watcher")
-    if not os.path.exists(command):
-        _write(command, f"#!{sys.executable}\n"
-                        '"""session-watcher, the command (as pip writes an entry point)."""\n'
-                        "import sys\nfrom session_watcher.cli import run\n"
-                        "if __name__ == '__main__':\n    sys.argv[0] = 'session-watcher'\n    run()\n")
-        written.append(command)
+    _write(command, command_text())
+    written.append(command)
     try:
         os.unlink(os.path.join(os.path.dirname(os.path.abspath(bin_dir)), OLD_BUNDLE))
     except OSError:  # none there (every venv made since), or not a file of ours

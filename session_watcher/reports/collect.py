@@ -451,11 +451,14 @@ def _build(
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats, bool]:
 
-    from session_watcher.reports.warmth import guard_ids
-
     warnings, log_stamp = guard_warnings()
     zone = zone_key(utc_offset)  # before any session is summarized: a zone changed since the last run clears its memos
-    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), zone)
+    guarded: frozenset[str] = frozenset()
+    if warnings:  # the guard warned of some session (a warm run with none need not load `warmth`)
+        from session_watcher.reports.warmth import guard_ids
+
+        guarded = guard_ids(warnings)
+    summarize = _Summarize(sources, since, utc_offset, guarded, zone)
     stats, live = index.refresh(sources, roots, progress, summarize)
     from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
 

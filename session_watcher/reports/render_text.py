@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
 from session_watcher.core.text import one_line, short_id_length, wrap
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES, NO_BREAK
+
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
 MAX_DAYS, MAX_WEEKS, MAX_PROJECTS = 14, 8, 10  # the latest days and weeks with calls, the costliest projects

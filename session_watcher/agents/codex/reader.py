@@ -12,7 +12,6 @@ hands the fold the tool calls of the lines it had read first (`passed_over`), on
 
 from __future__ import annotations
 
-from session_watcher.agents.codex import rollout
 from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
@@ -31,6 +30,8 @@ def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[by
     """(events, bad lines) of one read of a rollout (the registry found it is one): the decoder's
     state from the cursor before the read, kept in the cursor after it; `whole`: one chunk of
     complete lines (replay's read)."""
+    from session_watcher.agents.codex import rollout  # once a read (not at the module's import: `discover`)
+
     d = (before or {}).get(CURSOR_KEY) or rollout.new_decoder()
     past: list[Event] = []
     if isinstance(d, dict) and "tools" not in d and before:  # a fold of a decoder that passed tool calls over
@@ -56,6 +57,8 @@ def passed_over(before: dict[str, Any]) -> list[Event]:
     path, end = before.get("path"), before.get("offset")
     if not isinstance(path, str) or type(end) is not int:
         return []
+    from session_watcher.agents.codex import rollout
+
     d = rollout.new_decoder()
     got: list[Event] = []
     rest = b""
