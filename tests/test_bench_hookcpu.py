@@ -89,3 +89,22 @@ def test_the_handoff_pending_row_times_a_start_that_takes_the_note(tmp_path: Pat
     proc = hook("SessionStart", stdin(0), env={**os.environ, **env}, args=("inject",))
     assert proc.returncode == 0
     assert "what was done, what is next." in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_every_round_appends_a_call_the_session_has_not_folded(tmp_path: Path) -> None:
+    """The rounds' calls are new messages (the fold passes over one it has folded), the session's own first."""
+    import json
+
+    from bench import run as bench_run
+
+    own = bench_run.call_chunks("s", tmp_path, 9, seed=99)  # as bench.run builds the session's (the quick scale)
+    sess = SimpleNamespace(sid="s", chunks=own)
+    calls = hookcpu.round_calls(sess, tmp_path, 30)  # type: ignore[arg-type]
+    assert calls[:9] == own
+    per_call = [{json.loads(line)["message"]["id"] for line in chunk.splitlines()
+                 if json.loads(line).get("type") == "assistant"} for chunk in calls]
+    assert len(calls) == 34
+    assert all(per_call)
+    assert len(set().union(*per_call)) == sum(len(ids) for ids in per_call)  # no message in two rounds
+    repeated = [own[n % len(own)] for n in range(34)]  # what the rounds appended before: the 10th on again
+    assert len({chunk for chunk in repeated}) == 9
