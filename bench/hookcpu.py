@@ -262,9 +262,10 @@ def rounds(runs: int, cases: dict[str, Case], sess: bench_run.Session, cwd: Path
     """Every case once a round, after one API call appended to the transcript; the first 4 rounds
     settle the session (its ledger is written off) and are not counted. (walls, CPU times) by case."""
     got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
+    calls = round_calls(sess, cwd, runs)
     for n in range(runs + 4):
         with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
-            fh.write(sess.chunks[n % len(sess.chunks)])
+            fh.write(calls[n])
         for name, (cmd, stdin_of, env, prepare) in cases.items():
             if prepare is not None:
                 prepare()
@@ -294,7 +295,6 @@ def main(argv: list[str] | None = None) -> int:
                                                                    args.paths, args.big)
         if sess is None:
             return 1
-        sess.chunks = round_calls(sess, cwd, args.runs)
         cases, sink = cases_of(args, b, sess, cwd, files, Path(tmp))
         got = rounds(args.runs, cases, sess, cwd)
         if sink is not None:
