@@ -248,14 +248,24 @@ def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path
     }
 
 
+def round_calls(sess: bench_run.Session, cwd: Path, runs: int) -> list[bytes]:
+    """A new API call for each of the `runs` rounds and the 4 that settle: the session's own calls
+    (bench.run's, as many as the quick scale's rounds and 2), then more of the same writer's. With
+    those 9 alone, every round from the 10th appended a call the session had folded already, which
+    the fold passes over as the same message (no call folded, no figure computed)."""
+    more = bench_run.call_chunks(sess.sid, cwd, max(runs + 4, len(sess.chunks)), seed=99)
+    return [*sess.chunks, *more[len(sess.chunks):]]
+
+
 def rounds(runs: int, cases: dict[str, Case], sess: bench_run.Session, cwd: Path
            ) -> dict[str, tuple[list[float], list[float]]]:
     """Every case once a round, after one API call appended to the transcript; the first 4 rounds
     settle the session (its ledger is written off) and are not counted. (walls, CPU times) by case."""
     got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
+    calls = round_calls(sess, cwd, runs)
     for n in range(runs + 4):
         with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
-            fh.write(sess.chunks[n % len(sess.chunks)])
+            fh.write(calls[n])
         for name, (cmd, stdin_of, env, prepare) in cases.items():
             if prepare is not None:
                 prepare()

@@ -5,6 +5,8 @@ install's status line, and says so, or names what is missing."""
 
 from __future__ import annotations
 
+import os
+from itertools import pairwise
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
@@ -89,3 +91,31 @@ def test_the_handoff_pending_row_times_a_start_that_takes_the_note(tmp_path: Pat
     proc = hook("SessionStart", stdin(0), env={**os.environ, **env}, args=("inject",))
     assert proc.returncode == 0
     assert "what was done, what is next." in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_every_round_appends_a_call_the_session_has_not_folded(tmp_path: Path) -> None:
+    """The rounds' calls are new messages (the fold passes over one it has folded), the session's own
+    first: a round's case sees the transcript with its round's call appended, one no round appended before."""
+    import json
+
+    from bench import run as bench_run
+
+    own = bench_run.call_chunks("s", tmp_path, 9, seed=99)  # as bench.run builds the session's (the quick scale)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_bytes(b"")
+    sess = SimpleNamespace(sid="s", chunks=own, transcript=transcript, size0=0)
+    seen: list[list[str]] = []
+
+    def ids() -> None:  # the transcript's assistant messages, as the round's case runs
+        seen.append([json.loads(line)["message"]["id"] for line in transcript.read_bytes().splitlines()
+                     if json.loads(line).get("type") == "assistant"])
+
+    cases = {"true": (["true"], lambda n: b"", dict(os.environ), ids)}
+    got = hookcpu.rounds(30, cases, sess, tmp_path)  # type: ignore[arg-type]
+    assert len(got["true"][0]) == 30  # the 4 settling rounds not counted
+    assert len(seen) == 34
+    distinct = [len(set(ids)) for ids in seen]
+    assert distinct[0] > 0
+    assert all(now > before for before, now in pairwise(distinct))  # a new message each round
+    assert hookcpu.round_calls(sess, tmp_path, 30)[:9] == own  # type: ignore[arg-type]  # the session's own first
+    assert transcript.stat().st_size == 0  # left as generated
