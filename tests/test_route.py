@@ -94,20 +94,21 @@ class TestMessages:
         assert "/session-watcher:handoff" not in install["systemMessage"]
 
     def test_a_codex_threads_alert_names_codexs_way(self) -> None:
-        """A Codex thread's alert (the hook's state names its agent) ends with Codex's restart: the
-        command in a terminal, then Codex's /clear; it said "(in Claude Code, `! session-watcher
-        handoff` also works ...)", a client and a bash mode the Codex user does not have. Outside
-        `codex exec` (this test's process), the TUI's words; Claude Code's alert as it was."""
+        """A Codex thread's alert (the hook's state names its agent) ends with Codex's restart: outside
+        `codex exec` (this test's process) the TUI's, the command by its `!` (which sends nothing to
+        the model, warm or cold), then Codex's /clear; it said "(in Claude Code, `! session-watcher
+        handoff` also works ...)", a client and a bash mode the Codex user does not have, then "in
+        another terminal", which the TUI does not need. Claude Code's alert as it was."""
         message_only = cast("NotifyConfig", {"channels": ["message"]})
-        for alert, want in ((ALERT, "`session-watcher handoff` in another terminal, then /clear here"),
-                            (GUARD, f"{route.COLD_RESTART} here")):
+        tui = "`!session-watcher handoff` (Codex runs it itself: no request to the model), then /clear here"
+        for alert in (ALERT, GUARD):
             codex = dispatch([alert], message_only, env={}, agent="codex")
             claude = dispatch([alert], message_only, env={}, agent="claude-code")
             assert codex
             assert claude
-            assert f"To restart with a handoff: {want}." in codex["systemMessage"].splitlines()
+            assert f"To restart with a handoff: {tui}." in codex["systemMessage"].splitlines()
             assert "Claude Code" not in codex["systemMessage"]
-            assert "!" not in codex["systemMessage"]
+            assert "terminal" not in codex["systemMessage"]
             assert claude == dispatch([alert], message_only, env={})
         assert f"To restart with a handoff: {INSTALL}." in \
             (dispatch([ALERT], message_only, env={}, agent="claude-code") or {})["systemMessage"].splitlines()
@@ -134,7 +135,7 @@ class TestMessages:
     def test_notify_test_speaks_codex_to_a_codex_user(self, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
         """The latest session a Codex thread: `notify --test`'s sample ends with Codex's restart (the
-        command in another terminal, then /clear), not Claude Code's bash mode."""
+        command by the TUI's `!`, then /clear), not Claude Code's bash mode."""
         monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
         _install_record()
         rollout = next((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))
@@ -143,7 +144,8 @@ class TestMessages:
         (day / rollout.name).write_bytes(rollout.read_bytes())
         assert cli.main(["notify", "--test", "--channel", "message"]) == 0
         out = " ".join(capsys.readouterr().out.split())
-        assert "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here." in out
+        assert ("To restart with a handoff: `!session-watcher handoff` (Codex runs it itself: no request to the "
+                "model), then /clear here.") in out
         assert "Claude Code, `!" not in out
 
 

@@ -2,7 +2,8 @@
 mock: session-watcher's hooks registered in `$CODEX_HOME/hooks.json` (cli.install_codex, the
 install.sh step) and trusted through Codex's app-server run, and what they fold live equals a replay
 of the same rollout bytes; left untrusted, Codex skips them and `doctor` says so; a handoff reaches
-the next thread; a cold prompt is held with no request and goes when sent again."""
+the next thread; a cold prompt is held with no request and goes when sent again; the TUI's
+`!session-watcher handoff`, the form its alerts offer there, sends no request, cold or warm."""
 
 from __future__ import annotations
 
@@ -538,7 +539,9 @@ def test_in_the_tui_past_the_sweet_spot_the_desktop_notification_arrives(codex_b
             got = desktop.notifications()[0]
             assert got["app"] == "session-watcher"
             assert "costs more than a fresh start" in got["summary"]
-            assert "session-watcher handoff` in another terminal, then /clear here." in got["body"]
+            # the TUI's way: the command by its `!`, which sends nothing (the test below), then /clear
+            assert ("`!session-watcher handoff` (Codex runs it itself: no request to the model), then /clear "
+                    "here.") in got["body"]
             assert "Claude Code" not in got["body"]
             tmux.type_line("and now")
             screen = tmux.wait_for("costs more than a fresh start", 120)
@@ -566,3 +569,69 @@ def test_trusted_through_a_linked_codex_home_with_the_users_hooks_first(codex_bi
     said = _doctor(env)
     assert f"installed and trusted in {link / 'config.toml'}; none has fired yet" in said, said
     assert f'"{real / "hooks.json"}:stop:2:0"' in (real / "config.toml").read_text()  # ours: Stop's third group
+
+
+def test_in_the_tui_the_handoff_by_its_bang_sends_nothing_on_a_cold_thread(codex_bin: Path, tmp_path: Path) -> None:
+    """A cold thread (its last call 3 h ago) resumed in Codex's TUI: `!session-watcher handoff`, the
+    form its alerts offer there, runs the command in Codex's own shell (a login shell: the command
+    found on the PATH ~/.profile sets, where install.sh says to put its folder) and shows its output,
+    with 0 requests to the model (nor a prompt hook, which would hold it); the note waits for the
+    thread the command ran in (CODEX_THREAD_ID), which it names as its parent no more than before;
+    /clear, then a prompt: the new thread's first request carries the note and nothing of the cold
+    thread's history, whose re-write the restart saved."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
+    repo = Path(__file__).resolve().parents[2]
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        with (Path(env["CODEX_HOME"]) / "config.toml").open("a") as fh:
+            fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        home = Path(env["HOME"])
+        command = home / ".local" / "bin" / "session-watcher"  # where install.sh links the command
+        command.parent.mkdir(parents=True)
+        command.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(repo)!r})\n"
+                           "from session_watcher.cli import run\nrun()\n")
+        command.chmod(0o755)
+        (home / ".profile").write_text('export PATH="$HOME/.local/bin:$PATH"\n')  # install.sh's line for it
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        _age(Path(load_state(thread)["cursor"]["path"]), 3)
+        state_file(thread).unlink()  # rebuilt from the aged rollout by the command
+        sent = len(mock.bodies)
+        tmux = _Tmux(tmp_path)
+        tmux.start(env, project, codex_bin, "resume", "--no-daemon", thread)
+        try:
+            tmux.wait_for("Ask Codex")
+            tmux.run("send-keys", "-l", "!session-watcher handoff")
+            tmux.wait_for("! session-watcher handoff")  # the TUI's shell mode shows the command so
+            time.sleep(1.0)
+            tmux.run("send-keys", "Enter")
+            screen = tmux.wait_for("session-watcher: handoff saved")
+            assert f"[session-watcher handoff from session {thread}" in screen  # its output, on the screen
+            assert "Blocked by hook" not in screen
+            time.sleep(3)  # a request it made would be on its way by now
+            assert len(mock.bodies) == sent
+            waiting = json.loads(sw("handoff", "--show", "--json", env=env).stdout)
+            assert [w["parentSession"] for w in waiting] == [thread]
+            status = sw("status", "--json", thread, env=env)
+            assert status.returncode == 0, status.stderr
+            assert json.loads(status.stdout).get("parentSession") is None  # the output in its history names none
+            tmux.wait_for("Ask Codex")
+            tmux.type_line("/clear")
+            time.sleep(2)
+            tmux.type_line("go on")
+            end = time.monotonic() + 90
+            while len(mock.bodies) == sent and time.monotonic() < end:
+                time.sleep(0.3)
+            first = mock.bodies[sent]
+        finally:
+            tmux.run("kill-server")
+    assert f"[session-watcher handoff from session {thread}" in json.dumps(first)
+    # the cold thread's history stayed unsent: none of its prompts, nor the command's output
+    typed = [c.get("text") for item in first["input"] if item.get("role") == "user"
+             for c in item.get("content") or [] if isinstance(c, dict)]
+    assert not {"start", "turn 3"} & set(typed), typed
+    assert "user_shell_command" not in json.dumps(first)
+    assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # taken
