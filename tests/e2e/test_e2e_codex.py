@@ -403,7 +403,7 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
 
 def test_left_untrusted_the_tui_asks_at_its_start_as_the_install_said(codex_bin: Path, tmp_path: Path) -> None:
     """Installed where Codex could not be asked to trust them, the hooks wait for review: the install
-    says Codex's TUI asks at its next start, and it does ("Hooks need review", our 5 hooks);
+    and doctor say Codex's TUI asks at its next start, and it does ("Hooks need review", our 5 hooks);
     "Trust all and continue" trusts them, the next prompt's hooks fire, and doctor says so."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
@@ -413,6 +413,7 @@ def test_left_untrusted_the_tui_asks_at_its_start_as_the_install_said(codex_bin:
             fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
         said = " ".join(_install({**env, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}, bin_dir).split())
         assert "Codex's TUI asks at its next start (\"Hooks need review\")" in said, said
+        assert "trust them where Codex's TUI asks at its start, \"Hooks need review\"" in _doctor(env)  # doctor too
         tmux = _Tmux(tmp_path)
         tmux.start(env, project, codex_bin, "--no-daemon")
         try:
