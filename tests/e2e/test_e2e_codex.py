@@ -636,3 +636,44 @@ def test_in_the_tui_the_handoff_by_its_bang_sends_nothing_on_a_cold_thread(codex
     assert not {"start", "turn 3"} & set(typed), typed
     assert "user_shell_command" not in json.dumps(first)
     assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # taken
+
+
+def test_under_exec_an_alert_nobody_can_see_waits_for_a_prompt_that_shows_it(codex_bin: Path,
+                                                                              tmp_path: Path) -> None:
+    """`codex exec` with its stderr a file opened for overwrite (`2>log`), where a line of ours would
+    be written over: the alert queued for the next prompt is not used up there unseen, it stays in
+    the thread's state; the next `codex exec` on a terminal shows it (and it is used up then)."""
+    with Mock(base=10_000, grow=30_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
+                           ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
+            assert sw("config", "set", key, value, env=env).returncode == 0
+        log = tmp_path / "exec.log"
+
+        def overwritten(prompt: str, resume: bool) -> None:
+            args = [str(codex_bin), "exec", "--skip-git-repo-check", *(["resume", "--last"] if resume else []),
+                    prompt]
+            with log.open("w") as err:  # `2>exec.log`: opened for overwrite, no O_APPEND
+                got = subprocess.run(args, env=env, cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=err, timeout=300, check=False)
+            assert got.returncode == 0, log.read_text()[-3000:]
+
+        overwritten("step 0", resume=False)
+        thread = str(json.loads(sw("status", "--json", env=env).stdout)["sessionId"])
+        prompts_after = 0
+        for n in range(1, 14):
+            overwritten(f"step {n}", resume=True)
+            if any(a.get("kind") != "guard" for a in load_state(thread)["alerts"]):
+                prompts_after += 1  # a prompt's hook ran with the alert fired: once or twice past it
+            if prompts_after == 2:
+                break
+        state = load_state(thread)
+        assert prompts_after == 2, state["alerts"]
+        assert "costs more than a fresh start" not in log.read_text()
+        assert "costs more than a fresh start" in json.dumps(state.get("outbox"))  # still waiting
+        shown = _exec_on_terminal(codex_bin, env, project, "and now", resume=True)
+        bodies = json.dumps(mock.bodies)
+    assert "costs more than a fresh start" in shown.split("hook: UserPromptSubmit Completed")[0], shown[-3000:]
+    assert not load_state(thread).get("outbox")  # shown: used up
+    assert "costs more than a fresh start" not in bodies

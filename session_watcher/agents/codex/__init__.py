@@ -118,6 +118,11 @@ class Codex(Agent):
 
         return None if under_exec() else "!"
 
+    def unseen(self) -> bool:
+        from session_watcher.agents.codex.execout import unseen
+
+        return unseen()
+
     def held_words(self) -> dict[str, Any]:
         from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
 
