@@ -336,7 +336,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         if plan["message"] and "message" not in notify["channels"]:
             notify = {**notify, "channels": [*notify["channels"], "message"]}
         out = notifier.dispatch(alerts, notify, agent=state["context"].get("agent"))
-    out, queued = _route(state, plan, said, out)
+    out, queued = _route(state, plan, said, out, lambda: _gone_cold(state, cfg, now))
     marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
@@ -347,26 +347,34 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
 
 
 def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str, Any] | None,
-           ) -> tuple[dict[str, Any] | None, bool]:
+           gone_cold: Callable[[], bool]) -> tuple[dict[str, Any] | None, bool]:
     """(what this run prints, whether the state's outbox changed). A printing hook prints the guard's
     line, then what async hooks queued, then this run's; an async hook's output would go to the
     model, so it queues it for the next synchronous hook. So does a printing hook whose messages
     nobody sees where it runs (`Agent.unseen`: under `codex exec`, a stderr our lines cannot be
-    added to): they wait for a prompt that shows them; the guard's line is printed all the same
-    (its block holds the prompt)."""
+    added to): they wait for a prompt that shows them, marked `kept`; the guard's line is printed all
+    the same (its block holds the prompt). A kept message lives while the cache it was priced on
+    does: a prompt's or a start's hook past a break beyond it (`gone_cold`: `_gone_cold`) drops it,
+    as it delivers none of the alerts of then."""
     queued = state.pop("outbox", None)
     queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
+    changed = False
+    if plan["beforeCall"] and any(q.get("kept") for q in queued) and gone_cold():
+        queued, changed = [q for q in queued if not q.get("kept")], True
     if plan["prints"] and not ((queued or out) and _unseen(state)):
         if said is not None and said.get("decision") == "block":  # held: the cache is cold
             from session_watcher.hooks.prompt import no_restart_line
 
             queued = [no_restart_line(q) for q in queued]
-        return _merge([said, *queued, out]), bool(queued)
+        return _merge([said, *queued, out]), bool(queued) or changed
     if out:
         queued = [*queued, out][-OUTBOX_MAX:]
+    if plan["prints"] and queued:  # seen by no one: kept (its `kept` no string: never printed)
+        changed = changed or not all(q.get("kept") is True for q in queued)
+        queued = [{**q, "kept": True} for q in queued]
     if queued:
         state["outbox"] = queued
-    return (said if plan["prints"] else None), False
+    return (said if plan["prints"] else None), changed
 
 
 def _unseen(state: State) -> bool:
