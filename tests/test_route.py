@@ -132,6 +132,38 @@ class TestMessages:
         assert f"{PLUGIN}." in capsys.readouterr().out
 
 
+    @pytest.mark.slow  # a login shell runs what the message names
+    def test_codexs_bang_names_the_linked_command_by_its_path(self, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+        """Codex's `!` runs the command in a login shell, whose profile may set PATH anew (Debian's
+        /etc/profile does): where install.sh linked the command, the TUI's restart names the link by
+        its path, which that shell runs whatever its PATH (a real `bash -l` here, ~/.local/bin on no
+        PATH); the bare name, on the terminal's PATH, was not found there. No link of ours: the name."""
+        import subprocess
+
+        monkeypatch.delenv("XDG_BIN_HOME", raising=False)
+        message_only = cast("NotifyConfig", {"channels": ["message"]})
+        bare = "`!session-watcher handoff` (Codex runs it itself"
+        assert bare in (dispatch([ALERT], message_only, env={}, agent="codex") or {})["systemMessage"]
+        target = tmp_path / "sw" / "session-watcher" / "venv" / "bin" / "session-watcher"  # install.sh's venv
+        target.parent.mkdir(parents=True)
+        target.write_text('#!/bin/sh\necho "ran: $*"\n')
+        target.chmod(0o755)
+        link = Path.home() / ".local" / "bin" / "session-watcher"
+        link.parent.mkdir(parents=True)
+        link.symlink_to(target)
+        for alert in (ALERT, GUARD):
+            text = (dispatch([alert], message_only, env={}, agent="codex") or {})["systemMessage"]
+            assert "`!~/.local/bin/session-watcher handoff` (Codex runs it itself: no request to the model), " \
+                   "then /clear here." in text, text
+            typed = text.split("`!", 1)[1].split("`", 1)[0]
+            got = subprocess.run(["bash", "-lc", typed], env={"HOME": str(Path.home()), "PATH": "/usr/bin:/bin"},
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, check=False)
+            assert got.stdout.strip().splitlines()[-1:] == ["ran: handoff"], (typed, got.stdout, got.stderr)
+        link.unlink()
+        link.symlink_to(tmp_path / "elsewhere" / "session-watcher")  # not ours: never suggested by its path
+        assert bare in (dispatch([ALERT], message_only, env={}, agent="codex") or {})["systemMessage"]
+
     def test_notify_test_speaks_codex_to_a_codex_user(self, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
         """The latest session a Codex thread: `notify --test`'s sample ends with Codex's restart (the

@@ -50,11 +50,11 @@ def restart_path(route: Route, then: str | None = None, escape: str | None = Non
     """The whole restart, as a person types it on this route. `then`: how an agent other than Claude
     Code starts the fresh session (Codex: `/clear` in its TUI, a new `codex exec` under exec); its
     hooks come by install.sh's route alone. `escape`: its input line's prefix for a shell command
-    that sends nothing to the model (`Agent.shell_escape`: the TUI's `!`), the handoff typed there;
-    None: the command in another terminal."""
+    that sends nothing to the model (`Agent.shell_escape`: the TUI's `!`), the handoff typed there
+    (the command by `escaped_command`); None: the command in another terminal."""
     if then is not None:
         if escape:
-            return f"`{escape}{TERMINAL_COMMAND}` ({ESCAPED}), then {then}"
+            return f"`{escape}{escaped_command()} handoff` ({ESCAPED}), then {then}"
         return f"`{TERMINAL_COMMAND}` in another terminal, then {then}"
     if route == "plugin":
         return f"{PLUGIN_COMMAND}, then /clear"
@@ -68,7 +68,7 @@ def cold_restart(command: str, then: str = "/clear", escape: str | None = None) 
     """The restart of a cold return, with the route's command (`cli_command`'s); `then`: how the
     agent starts the fresh session, `escape` its shell escape (restart_path's)."""
     if escape:
-        return f"`{escape}{command} handoff` ({ESCAPED}), then {then}"
+        return f"`{escape}{escaped_command() if command == COMMAND else command} handoff` ({ESCAPED}), then {then}"
     return f"`{command} handoff` in a terminal (nothing goes to the model), then {then}"
 
 
@@ -112,6 +112,20 @@ def cli_command(env: Mapping[str, str] | None = None, hook: bool = False) -> str
             if on and label != PLUGIN_DIR:  # a record of Claude Code's, not CLAUDE_PLUGIN_ROOT's
                 return shown(os.path.join(folder, "bin", COMMAND))
     return COMMAND
+
+
+def escaped_command() -> str:
+    """The command as an agent's shell escape runs it (Codex's `!`: a login shell, whose profile may
+    set PATH anew, as Debian's /etc/profile does, so the folder the terminal's PATH names may not be
+    on it): install.sh's link by its path (`shown`), where it is there and ours (a link to a
+    session-watcher venv's command, as cli.install.link makes), else the command by its name."""
+    folder = os.environ.get("XDG_BIN_HOME") or os.path.join(os.path.expanduser("~"), ".local", "bin")
+    link = os.path.join(folder, COMMAND)
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return COMMAND
+    return shown(link) if target.endswith(os.path.join(COMMAND, "venv", "bin", COMMAND)) else COMMAND
 
 
 def shown(path: str) -> str:
