@@ -3,7 +3,8 @@
 install.sh's first screen shows the status a sample session ends with; where Codex is the one
 agent installed, that is a Codex thread's (a Claude Code session's status line, the other agent's,
 is no sample of what that user gets). It is written here, not taken from a real rollout: no person's
-thread, no one else's code or instructions, every line marked generated (`session_meta.originator`).
+thread, no one else's code or instructions; marked generated where Codex names the client that wrote
+the thread (`session_meta.originator`), its times fixed (the same file at every run).
 Its shape is Codex 0.171.0's (reference/codex.md, tests/codex_lines.py): `session_meta`,
 `turn_context`, the turn's `item_completed` messages, and for each model call a `token_usage_record`
 and the `token_count` snapshot of the running total; a thread of 12 calls on gpt-5.5, each prompt the

@@ -52,8 +52,8 @@ CODEX_SAMPLE = resources.files("session_watcher").joinpath("data", "sample-codex
 
 def test_the_codex_sample_is_generated_and_names_no_one() -> None:
     """The Codex thread install.sh shows a Codex-only user is bench/sample_codex.py's output, byte
-    for byte, each of its lines marked generated where Codex names the client that wrote it; no
-    real person's folder or address in it."""
+    for byte (written at another time: the generator has no clock, no chance), marked generated where Codex names the
+    client that wrote the thread; no real person's folder or address in it."""
     from bench import sample_codex
 
     text = CODEX_SAMPLE.read_text(encoding="utf-8")

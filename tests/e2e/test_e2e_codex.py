@@ -297,6 +297,13 @@ def _exec_on_terminal(codex: Path, env: dict[str, str], project: Path, prompt: s
     return shown.decode(errors="replace").replace("\r\n", "\n")
 
 
+def _alerts_early(env: dict[str, str]) -> None:
+    """The gate from the third call on, whatever it saves, to the `message` channel alone."""
+    for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
+                       ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
+        assert sw("config", "set", key, value, env=env).returncode == 0
+
+
 def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_terminal(codex_bin: Path,
                                                                                    tmp_path: Path) -> None:
     """`codex exec` in a terminal, turn after turn on one thread growing 30K tokens a call, alerts to
@@ -306,9 +313,7 @@ def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_termi
     with Mock(base=10_000, grow=30_000) as mock:
         env, project, bin_dir = _world(tmp_path, mock.port)
         _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
-        for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
-                           ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
-            assert sw("config", "set", key, value, env=env).returncode == 0
+        _alerts_early(env)
         screens = [_exec_on_terminal(codex_bin, env, project, "step 0", resume=False)]
         for n in range(1, 12):
             if "costs more than a fresh start" in screens[-1]:
@@ -646,9 +651,7 @@ def test_under_exec_an_alert_nobody_can_see_waits_for_a_prompt_that_shows_it(cod
     with Mock(base=10_000, grow=30_000) as mock:
         env, project, bin_dir = _world(tmp_path, mock.port)
         _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
-        for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
-                           ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
-            assert sw("config", "set", key, value, env=env).returncode == 0
+        _alerts_early(env)
         log = tmp_path / "exec.log"
 
         def overwritten(prompt: str, resume: bool) -> None:
