@@ -234,9 +234,22 @@ fi
 [ "$mode" = nodemo ] && exit 0
 
 echo
+# what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add),
+# read from what is there now (an earlier install's record of a settings file gone since counts for nothing)
+claude=0
+"$venv/bin/python" -m session_watcher.cli.install installed && claude=1
 if [ "$fresh" = 1 ]; then  # an update (the venv was there) has seen it: only the user's sessions then
-    echo "== the status a bundled sample session ends with (session-watcher replay):"
-    sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
+    # the sample of the agent installed for: where Codex is the one agent here (no Claude Code
+    # settings written, Codex's folder there) a Codex thread's, generated (bench/sample_codex.py), not
+    # a Claude Code session's; else Claude Code's
+    if [ "$claude" = 0 ] && { [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; }; then
+        echo "== the status a sample Codex thread ends with (generated; session-watcher replay):"
+        name=sample-codex.jsonl
+    else
+        echo "== the status a bundled sample session ends with (session-watcher replay):"
+        name=sample-session.jsonl
+    fi
+    sample=$("$venv/bin/python" -c 'import session_watcher, os, sys; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", sys.argv[1]))' "$name")
     "$bin" replay "$sample"
     echo
 fi
@@ -281,10 +294,6 @@ if [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; then
         if [ -e "$f" ] || [ -L "$f" ]; then threads=found; break; fi
     done
 fi
-# what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add),
-# read from what is there now (an earlier install's record of a settings file gone since counts for nothing)
-claude=0
-"$venv/bin/python" -m session_watcher.cli.install installed && claude=1
 if [ "$sessions" = 1 ] || [ "$threads" = found ]; then
     echo "== your sessions (session-watcher report):"
     # the report's first screens; a cut one says where the rest is. Its standard error stays the

@@ -70,6 +70,7 @@ def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("CODEX_HOME", raising=False)  # set, it would say Codex is installed here
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # a client running the suite sets it
+    monkeypatch.delenv("CODEX_THREAD_ID", raising=False)  # Codex's, for a command it runs (`handoff` reads it)
     monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)  # the route a message names (route.py)
     # the OpenTelemetry export reads Claude Code's telemetry settings: none of the machine's own
     for key in [k for k in os.environ if k.startswith("OTEL_")] + ["CLAUDE_CODE_ENABLE_TELEMETRY"]:

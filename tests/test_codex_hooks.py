@@ -388,3 +388,40 @@ def test_whether_codex_runs_as_exec_is_asked_only_where_it_changes_something(
     out, _changed = guard_prompt(state, config.load(str(project)), {"prompt": text})
     assert out is None  # a slash command in the TUI passes, cold or warm
     assert len(calls) == asked
+
+
+def test_an_alert_left_queued_unseen_under_exec_is_dropped_once_its_cache_has_gone(tmp_path: Path,
+                                                                                   project: Path) -> None:
+    """Under `codex exec` with its stderr a file opened for overwrite (`2>log`) a prompt leaves the
+    queued alert in the state for a prompt that shows it. It stays only while the cache it was
+    priced on does: a thread whose last call is 3 h old had its alert queued by the folding hook;
+    the exec prompt (held, unseen) keeps it, and the next prompt, in the TUI, shows it not (it was
+    shown there, "costs more than a fresh start" priced on a warm cache, hours late, as
+    hooks.run._gone_cold keeps a fold's alerts of then from a prompt), and it is gone from the state."""
+    import subprocess
+
+    from tests.oracle import launcher
+
+    assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)  # the async fold queues its alert
+    assert "costs more than a fresh start" in json.dumps(load_state(THREAD).get("outbox")), load_state(THREAD)
+    script = tmp_path / "codex"
+    script.write_text('#!/bin/sh\nshift\n"$@"\nstatus=$?\nexit $status\n')  # not exec'd: it stays the parent
+    script.chmod(0o755)
+    ask = {"hook_event_name": "UserPromptSubmit", "model": "gpt-5.6-sol", "permission_mode": "default",
+           "session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1",
+           "prompt": "go on"}
+    log = tmp_path / "exec.log"
+    with log.open("w") as err:  # `codex exec ... 2>exec.log`: no O_APPEND, no line of ours may go there
+        got = subprocess.run([str(script), "exec", *launcher("hook", "UserPromptSubmit", "codex")],
+                             input=json.dumps(ask).encode(), stdout=subprocess.PIPE, stderr=err, timeout=60,
+                             check=False)
+    assert got.returncode == 0
+    held = json.loads(got.stdout)
+    assert held.get("decision") == "block", held  # the guard's hold is given all the same
+    assert "systemMessage" not in held
+    assert "costs more than a fresh start" not in log.read_text()
+    assert load_state(THREAD).get("outbox")  # kept: nobody saw it
+    shown = prompt(rollout, project)  # the TUI, at once: sent again within the minute, the prompt goes
+    assert shown is None or "costs more than a fresh start" not in json.dumps(shown), shown
+    assert not load_state(THREAD).get("outbox")

@@ -159,7 +159,8 @@ def test_doctor_counts_only_our_hooks_trust_not_the_users(tmp_path: Path) -> Non
     assert _run(env, "add", str(bin_dir)).returncode == 0
     said = _doctor(env)
     assert f"installed, not trusted yet (5 of its 5 hooks without a trust entry in {config}; no Codex hook " \
-           "has fired: trust them in Codex's /hooks)" in said
+           "has fired: trust them where Codex's TUI asks at its start, \"Hooks need review\", or in its /hooks; " \
+           "`codex exec` runs them only then, and says nothing of it)" in said
     assert "trusted in" not in said
     ours = [f"{home / 'hooks.json'}:{e}:1:0" for e in snake]  # each ours, the second group of its event
     config.write_text(config.read_text() + "".join(f'[hooks.state."{k}"]\ntrusted_hash = "sha256:ab"\n' for k in ours))

@@ -114,3 +114,16 @@ def test_a_rollouts_working_folder_is_its_session_meta_cwd(tmp_path: Path) -> No
 
     path = write_rollout(tmp_path / f"rollout-{THREAD}.jsonl", _thread())
     assert transcript_cwd(str(path)) == "/proj"
+
+
+@pytest.mark.slow
+def test_handoff_run_by_codexs_bang_takes_the_thread_it_runs_in(home: Path) -> None:
+    """`!session-watcher handoff` in Codex's TUI: Codex sets CODEX_THREAD_ID for the command, and the
+    handoff is of that thread, not of the one taken by default (another thread of the project)."""
+    env = {**os.environ, "CODEX_HOME": str(home)}
+    default = _cli("handoff", "--json", env=env)
+    assert default.returncode == 0, default.stderr
+    other = THREAD if json.loads(default.stdout)["sessionId"] == OTHER else OTHER
+    inside = _cli("handoff", "--json", env={**env, "CODEX_THREAD_ID": other})
+    assert inside.returncode == 0, inside.stderr
+    assert json.loads(inside.stdout)["sessionId"] == other

@@ -1463,8 +1463,9 @@ def test_a_build_whose_files_cannot_be_hashed_is_never_taken_for_installed(tmp_p
 def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Path) -> None:
     """Codex alone (its ~/.codex; no Claude Code folder, no `claude` on PATH): the install registers
     Codex's hooks and writes no Claude Code settings.json (it made ~/.claude and a settings file
-    there), says so in a line, and its closing screen names Codex's threads only; --uninstall takes
-    Codex's hooks out and says nothing of a Claude Code file it never wrote."""
+    there), says so in a line, and its closing screen names Codex's threads only, its sample a
+    Codex thread's (generated), not the Claude Code session it showed; --uninstall takes Codex's
+    hooks out and says nothing of a Claude Code file it never wrote."""
     b = Box(tmp_path)
     codex = b.home / ".codex"
     codex.mkdir()
@@ -1480,6 +1481,10 @@ def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Pat
     assert f"codex: {codex / 'hooks.json'} (hooks: " in said
     assert "settings:" not in said
     assert "statusLine" not in said
+    assert "== the status a sample Codex thread ends with (generated; session-watcher replay): " \
+           "session sample-codex model gpt-5.5 calls 12 project /home/devel/projects/ledger" in said, said
+    assert "bundled sample session" not in said
+    assert "claude-" not in said  # no Claude Code model, no Claude Code session
     assert said.endswith(f"== no Codex threads in {codex / 'sessions'} yet: start one. Codex has no status line: its "
                          "alerts come to the desktop and with your next prompt (`session-watcher status` any time).")
     assert (codex / "hooks.json").is_file()

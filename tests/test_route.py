@@ -94,20 +94,21 @@ class TestMessages:
         assert "/session-watcher:handoff" not in install["systemMessage"]
 
     def test_a_codex_threads_alert_names_codexs_way(self) -> None:
-        """A Codex thread's alert (the hook's state names its agent) ends with Codex's restart: the
-        command in a terminal, then Codex's /clear; it said "(in Claude Code, `! session-watcher
-        handoff` also works ...)", a client and a bash mode the Codex user does not have. Outside
-        `codex exec` (this test's process), the TUI's words; Claude Code's alert as it was."""
+        """A Codex thread's alert (the hook's state names its agent) ends with Codex's restart: outside
+        `codex exec` (this test's process) the TUI's, the command by its `!` (which sends nothing to
+        the model, warm or cold), then Codex's /clear; it said "(in Claude Code, `! session-watcher
+        handoff` also works ...)", a client and a bash mode the Codex user does not have, then "in
+        another terminal", which the TUI does not need. Claude Code's alert as it was."""
         message_only = cast("NotifyConfig", {"channels": ["message"]})
-        for alert, want in ((ALERT, "`session-watcher handoff` in another terminal, then /clear here"),
-                            (GUARD, f"{route.COLD_RESTART} here")):
+        tui = "`!session-watcher handoff` (Codex runs it itself: no request to the model), then /clear here"
+        for alert in (ALERT, GUARD):
             codex = dispatch([alert], message_only, env={}, agent="codex")
             claude = dispatch([alert], message_only, env={}, agent="claude-code")
             assert codex
             assert claude
-            assert f"To restart with a handoff: {want}." in codex["systemMessage"].splitlines()
+            assert f"To restart with a handoff: {tui}." in codex["systemMessage"].splitlines()
             assert "Claude Code" not in codex["systemMessage"]
-            assert "!" not in codex["systemMessage"]
+            assert "terminal" not in codex["systemMessage"]
             assert claude == dispatch([alert], message_only, env={})
         assert f"To restart with a handoff: {INSTALL}." in \
             (dispatch([ALERT], message_only, env={}, agent="claude-code") or {})["systemMessage"].splitlines()
@@ -131,10 +132,42 @@ class TestMessages:
         assert f"{PLUGIN}." in capsys.readouterr().out
 
 
+    @pytest.mark.slow  # a login shell runs what the message names
+    def test_codexs_bang_names_the_linked_command_by_its_path(self, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+        """Codex's `!` runs the command in a login shell, whose profile may set PATH anew (Debian's
+        /etc/profile does): where install.sh linked the command, the TUI's restart names the link by
+        its path, which that shell runs whatever its PATH (a real `bash -l` here, ~/.local/bin on no
+        PATH); the bare name, on the terminal's PATH, was not found there. No link of ours: the name."""
+        import subprocess
+
+        monkeypatch.delenv("XDG_BIN_HOME", raising=False)
+        message_only = cast("NotifyConfig", {"channels": ["message"]})
+        bare = "`!session-watcher handoff` (Codex runs it itself"
+        assert bare in (dispatch([ALERT], message_only, env={}, agent="codex") or {})["systemMessage"]
+        target = tmp_path / "sw" / "session-watcher" / "venv" / "bin" / "session-watcher"  # install.sh's venv
+        target.parent.mkdir(parents=True)
+        target.write_text('#!/bin/sh\necho "ran: $*"\n')
+        target.chmod(0o755)
+        link = Path.home() / ".local" / "bin" / "session-watcher"
+        link.parent.mkdir(parents=True)
+        link.symlink_to(target)
+        for alert in (ALERT, GUARD):
+            text = (dispatch([alert], message_only, env={}, agent="codex") or {})["systemMessage"]
+            assert "`!~/.local/bin/session-watcher handoff` (Codex runs it itself: no request to the model), " \
+                   "then /clear here." in text, text
+            typed = text.split("`!", 1)[1].split("`", 1)[0]
+            got = subprocess.run(["bash", "-lc", typed], env={"HOME": str(Path.home()), "PATH": "/usr/bin:/bin"},
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, check=False)
+            assert got.stdout.strip().splitlines()[-1:] == ["ran: handoff"], (typed, got.stdout, got.stderr)
+        link.unlink()
+        link.symlink_to(tmp_path / "elsewhere" / "session-watcher")  # not ours: never suggested by its path
+        assert bare in (dispatch([ALERT], message_only, env={}, agent="codex") or {})["systemMessage"]
+
     def test_notify_test_speaks_codex_to_a_codex_user(self, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
         """The latest session a Codex thread: `notify --test`'s sample ends with Codex's restart (the
-        command in another terminal, then /clear), not Claude Code's bash mode."""
+        command by the TUI's `!`, then /clear), not Claude Code's bash mode."""
         monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
         _install_record()
         rollout = next((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))
@@ -143,7 +176,8 @@ class TestMessages:
         (day / rollout.name).write_bytes(rollout.read_bytes())
         assert cli.main(["notify", "--test", "--channel", "message"]) == 0
         out = " ".join(capsys.readouterr().out.split())
-        assert "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here." in out
+        assert ("To restart with a handoff: `!session-watcher handoff` (Codex runs it itself: no request to the "
+                "model), then /clear here.") in out
         assert "Claude Code, `!" not in out
 
 

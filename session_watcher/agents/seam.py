@@ -155,6 +155,17 @@ class Agent:
         route's own words (Claude Code's: its plugin's slash command, or the command then `/clear`)."""
         return None
 
+    def shell_escape(self) -> str | None:
+        """The prefix its input line takes for a shell command that it runs itself and sends to no
+        model, where the hook runs (`base.route`: the handoff typed there); None: it has none.
+        Claude Code's bash mode is none: it hands the command's output to the model as a turn."""
+        return None
+
+    def unseen(self) -> bool:
+        """Whether what its printing hook shows the user (a `systemMessage`) reaches no one where the
+        hook runs; True: the alerts wait in the state for a prompt that shows them."""
+        return False
+
     def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
         """The main-chain calls of a whole log (its lines, in order) that open an agent turn: the first
         call after the agent stopped and the user sent a prompt, by their call events' keys."""

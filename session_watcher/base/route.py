@@ -6,7 +6,11 @@ only the command on PATH. Run in another terminal, `session-watcher handoff` sen
 model, so the install.sh route leads with it; `! session-watcher handoff` (Claude Code's bash mode)
 works too, but the client hands the command's output to the model as a turn of the old session: one
 request, the whole conversation read and the note written once (measured with the client 2.1.332,
-tests/e2e/test_e2e_handoff_install.py), said so where it is offered. Both then `/clear`. A hook knows
+tests/e2e/test_e2e_handoff_install.py), said so where it is offered. Both then `/clear`. Codex's TUI
+has a shell escape that sends nothing: `!session-watcher handoff` runs the command in a shell of
+Codex's own and makes no request (measured with 0.171.0, tests/e2e/test_e2e_codex.py: its output is
+on the screen and in the old thread's history, which `/clear` leaves), so a Codex thread's alerts
+offer that form in the TUI, warm or cold, and the other terminal under `codex exec`. A hook knows
 its route from its environment (Claude Code sets `CLAUDE_PLUGIN_ROOT` for a plugin's hooks and
 commands); a command run in a terminal reads how the hooks were installed (install.sh's record, else
 the plugin's entry in Claude Code's config).
@@ -27,6 +31,7 @@ PLUGIN_PID = "SESSION_WATCHER_PLUGIN_PID"
 PLUGIN_COMMAND = "/session-watcher:handoff"  # the plugin's command (commands/handoff.md)
 TERMINAL_COMMAND = f"{COMMAND} handoff"  # the install.sh route's command on PATH
 BASH_COMMAND = f"! {TERMINAL_COMMAND}"  # the same from Claude Code's bash mode: one request to the model
+ESCAPED = "Codex runs it itself: no request to the model"  # the TUI's `!` (Agent.shell_escape), said where offered
 
 TYPE_CHECKING = False  # the hook imports this module
 if TYPE_CHECKING:
@@ -41,12 +46,15 @@ def handoff_command(route: Route) -> str:
     return PLUGIN_COMMAND if route == "plugin" else BASH_COMMAND
 
 
-def restart_path(route: Route, then: str | None = None) -> str:
+def restart_path(route: Route, then: str | None = None, escape: str | None = None) -> str:
     """The whole restart, as a person types it on this route. `then`: how an agent other than Claude
     Code starts the fresh session (Codex: `/clear` in its TUI, a new `codex exec` under exec); its
-    hooks come by install.sh's route alone, and the command in a terminal is its one way to write
-    the handoff."""
+    hooks come by install.sh's route alone. `escape`: its input line's prefix for a shell command
+    that sends nothing to the model (`Agent.shell_escape`: the TUI's `!`), the handoff typed there
+    (the command by `escaped_command`); None: the command in another terminal."""
     if then is not None:
+        if escape:
+            return f"`{escape}{escaped_command()} handoff` ({ESCAPED}), then {then}"
         return f"`{TERMINAL_COMMAND}` in another terminal, then {then}"
     if route == "plugin":
         return f"{PLUGIN_COMMAND}, then /clear"
@@ -55,10 +63,12 @@ def restart_path(route: Route, then: str | None = None) -> str:
 
 
 # a cold cache: a handoff written from inside the agent (the slash command is a prompt to the model,
-# bash mode's output goes to the model) would send the whole cold conversation first
-def cold_restart(command: str, then: str = "/clear") -> str:
+# bash mode's output goes to the model) would send the whole cold conversation first; Codex's `!` sends none
+def cold_restart(command: str, then: str = "/clear", escape: str | None = None) -> str:
     """The restart of a cold return, with the route's command (`cli_command`'s); `then`: how the
-    agent starts the fresh session (restart_path's)."""
+    agent starts the fresh session, `escape` its shell escape (restart_path's)."""
+    if escape:
+        return f"`{escape}{escaped_command() if command == COMMAND else command} handoff` ({ESCAPED}), then {then}"
     return f"`{command} handoff` in a terminal (nothing goes to the model), then {then}"
 
 
@@ -102,6 +112,20 @@ def cli_command(env: Mapping[str, str] | None = None, hook: bool = False) -> str
             if on and label != PLUGIN_DIR:  # a record of Claude Code's, not CLAUDE_PLUGIN_ROOT's
                 return shown(os.path.join(folder, "bin", COMMAND))
     return COMMAND
+
+
+def escaped_command() -> str:
+    """The command as an agent's shell escape runs it (Codex's `!`: a login shell, whose profile may
+    set PATH anew, as Debian's /etc/profile does, so the folder the terminal's PATH names may not be
+    on it): install.sh's link by its path (`shown`), where it is there and ours (a link to a
+    session-watcher venv's command, as cli.install.link makes), else the command by its name."""
+    folder = os.environ.get("XDG_BIN_HOME") or os.path.join(os.path.expanduser("~"), ".local", "bin")
+    link = os.path.join(folder, COMMAND)
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return COMMAND
+    return shown(link) if target.endswith(os.path.join(COMMAND, "venv", "bin", COMMAND)) else COMMAND
 
 
 def shown(path: str) -> str:

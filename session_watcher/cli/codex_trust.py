@@ -1,12 +1,13 @@
 """Trust session-watcher's Codex hooks through Codex's own route: `codex app-server` JSON-RPC.
 
-Codex skips a hook it does not trust and says nothing. Trust is Codex's to record (a hash of the
-hook's definition in its `config.toml`, not a public contract), so it is asked, never computed:
+Codex skips a hook it does not trust (`codex exec` silently; 0.171.0's TUI asks at its start, "Hooks
+need review"). Trust is Codex's to record (a hash of the hook's definition in its `config.toml`, not
+a public contract), so it is asked, never computed:
 `initialize`, `hooks/list` (each hook's `key`, `currentHash` and `trustStatus`), then one
 `config/batchWrite` that upserts `hooks.state.<key>.trusted_hash` for our hooks that are not trusted
 yet (the user's own hooks are left as they are), the whole exchange bounded by DEADLINE. Where it
 cannot run (no `codex` on PATH, an older Codex without the methods, an error) the caller says the
-one line that does it by hand: Codex's `/hooks` screen.
+one line that does it by hand: where the TUI asks at its next start, or its `/hooks` screen.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ transcript once for what the work is and composes the note with the files `bDefa
 price (`core.handoff`); `save` keeps it as the project's pending handoff (`state.handoffs`: the next
 fresh session of the project receives it from the SessionStart hook); it prints it, or the JSON
 document. The cold-cache guard builds and saves one the same way when it holds a prompt. The
-session defaults to the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code),
-else the default every command takes (`sessions.naming.default_session`: the latest of the project
-the command runs in, else of all); named as every command names one (`sessions.find`: id, 6+
+session defaults to the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code;
+`CODEX_THREAD_ID`, which Codex 0.171.0 sets for a command its TUI's `!` runs), else the default
+every command takes (`sessions.naming.default_session`: the latest of the project the command runs
+in, else of all); named as every command names one (`sessions.find`: id, 6+
 character prefix, path).
 """
 
@@ -34,7 +35,7 @@ def add_parser(sub: Any) -> None:
     s = sub.add_parser("handoff", description="Write the handoff of a session (what the work is, the files a restart "
                                               "carries, its price) for the next fresh session of its project: /clear, "
                                               "or a new session there, starts with it. SESSION is " + SESSION_HELP
-                                              + "; inside Claude Code, the session it runs in.")
+                                              + "; inside Claude Code (or Codex's !), the session it runs in.")
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
     s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd, "
@@ -53,6 +54,11 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=command)
 
 
+def _inside() -> str | None:
+    """The session the command runs inside: Claude Code's, else Codex's thread (its `!` command)."""
+    return os.environ.get("CLAUDE_CODE_SESSION_ID") or os.environ.get("CODEX_THREAD_ID") or None
+
+
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.text import clean
@@ -63,7 +69,7 @@ def command(ns: argparse.Namespace) -> int:
         raise UsageError("--drop --all drops every project's handoff: name no SESSION with it")
     if ns.show or ns.drop:
         return waiting(ns)
-    state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
+    state, cfg = session_state(_target(ns) or _inside() or None)
     doc = build(state, cfg, time.time())
     if not doc["project"]:
         raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
@@ -158,8 +164,8 @@ def _short_parents(parents: list[str], target: str | None) -> dict[str, str]:
 
 def waiting(ns: argparse.Namespace) -> int:
     """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
-    it runs in, inside Claude Code), else every project's, each saying which agent's session it
-    waits for (one per project, whichever agent's)."""
+    it runs in, inside Claude Code or Codex's `!`), else every project's, each saying which agent's
+    session it waits for (one per project, whichever agent's)."""
     from session_watcher.base.terminal import columns
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.numbers import duration
@@ -170,7 +176,7 @@ def waiting(ns: argparse.Namespace) -> int:
 
     # `--drop --all`: every project's, inside Claude Code too (not the session's project alone)
     named = None if ns.all else _target(ns)
-    target = named or (None if ns.all else os.environ.get("CLAUDE_CODE_SESSION_ID")) or None
+    target = named or (None if ns.all else _inside()) or None
     state = session_state(target)[0] if target else None
     project = state["context"].get("project") if state else None
     sid = str(state["sessionId"]) if state else ""

@@ -14,9 +14,11 @@ the fold is the hook process Claude Code runs (a Codex payload carries the same 
 desktop and are queued for the next prompt. UserPromptSubmit (the cold-cache guard, the queued
 alert as `systemMessage`) and SessionStart (a fresh thread's pending handoff as
 `additionalContext`) are synchronous and print one JSON object or nothing. Codex's handler schema
-is strict (no `args`): the command is one shell string. Codex skips a hook it does not trust, silently:
-where a `codex` executable is found the install has Codex trust them through its app-server
-(cli.codex_trust), else it says in one line to trust them in Codex's `/hooks` screen.
+is strict (no `args`): the command is one shell string. Codex skips a hook it does not trust
+(`codex exec` says nothing of it; 0.171.0's TUI asks at each start while one waits, "Hooks need
+review", to review them, trust them all or go on without them): where a `codex` executable is found
+the install has Codex trust them through its app-server (cli.codex_trust), else it says in one line
+to trust them where the TUI asks, or in its `/hooks` screen.
 """
 
 from __future__ import annotations
@@ -196,7 +198,8 @@ def _fired(limit: int = 64) -> str | None:
 
 def doctor_lines() -> list[str]:
     """What `doctor` says of Codex: not here, here without the hooks, installed but not trusted yet
-    (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing. Trust is
+    (no Codex hook has fired: Codex skips an untrusted hook; exec says nothing of it, the TUI asks
+    at its start), or firing. Trust is
     read for our hooks only (`_ours_trusted`), never from the user's own entries. With the hooks
     installed on a system where exec's stderr cannot be written (no /proc: macOS), a line says what
     a `codex exec` user does not see there, and where to look instead."""
@@ -211,8 +214,8 @@ def doctor_lines() -> list[str]:
                          "shown on this system: exec shows no hook's output, and session-watcher writes them to "
                          "exec's stderr through /proc, which this system has not; a held prompt says only "
                          "`hook: UserPromptSubmit Blocked` (sent again within a minute, it goes); the alerts go to "
-                         "the desktop's notifications too, and `session-watcher status` says where the thread "
-                         "stands")
+                         "the desktop's notifications too and wait, queued, for a prompt of the TUI's while their "
+                         "cache lives; `session-watcher status` says where the thread stands")
     return lines
 
 
@@ -244,7 +247,9 @@ def _hooks_lines(rec: dict[str, Any]) -> list[str]:
                 "not checked); none has fired yet (start a Codex thread; if they do not fire, trust them "
                 "again in Codex's /hooks)"]
     return [f"codex      {path}: installed, not trusted yet ({len(ours) - known - other} of its {len(ours)} hooks "
-            f"without a trust entry in {config}; no Codex hook has fired: trust them in Codex's /hooks)"]
+            f"without a trust entry in {config}; no Codex hook has fired: trust them where Codex's TUI asks "
+            "at its start, \"Hooks need review\", or in its /hooks; `codex exec` runs them only then, and says "
+            "nothing of it)"]
 
 
 def _ours(doc: dict[str, Any], keys: set[str]) -> list[Any]:

@@ -99,7 +99,9 @@ def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
 
     agent = agent_named(_latest_agent())
     then = agent.fresh_start() if agent is not None else None
-    title, body = compose(SAMPLE_ALERT, route.restart_path(route.current(env), then), then=then)
+    escape = agent.shell_escape() if agent is not None else None
+    title, body = compose(SAMPLE_ALERT, route.restart_path(route.current(env), then, escape), then=then,
+                          escape=escape)
     title = "Test: " + title
     if channel == "desktop":
         ok, address = desktop_reachable(env)

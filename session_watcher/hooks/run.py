@@ -18,9 +18,10 @@ SessionEnd and the SessionStart inject is registered `"async": true` (the agent 
 prints nothing, because an async hook's
 output goes to the model; its alerts go to the desktop, and what must be printed (the `message` and
 `terminal` channels) is queued in the state (`outbox`) for UserPromptSubmit, whose output reaches
-the user only. The async Stop hook first waits, bounded, for the turn's last API call to be
-written; SessionEnd runs synchronously (print mode kills async hooks at exit) and folds the rest,
-so a session's state is complete when the client exits.
+the user only (where nobody would see it, under `codex exec` with a stderr no line can be added to,
+it stays queued for a prompt that shows it). The async Stop hook first waits, bounded, for the
+turn's last API call to be written; SessionEnd runs synchronously (print mode kills async hooks
+at exit) and folds the rest, so a session's state is complete when the client exits.
 """
 
 from __future__ import annotations
@@ -335,7 +336,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         if plan["message"] and "message" not in notify["channels"]:
             notify = {**notify, "channels": [*notify["channels"], "message"]}
         out = notifier.dispatch(alerts, notify, agent=state["context"].get("agent"))
-    out, queued = _route(state, plan, said, out)
+    out, queued = _route(state, plan, said, out, lambda: _gone_cold(state, cfg, now))
     marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
@@ -346,23 +347,42 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
 
 
 def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str, Any] | None,
-           ) -> tuple[dict[str, Any] | None, bool]:
+           gone_cold: Callable[[], bool]) -> tuple[dict[str, Any] | None, bool]:
     """(what this run prints, whether the state's outbox changed). A printing hook prints the guard's
     line, then what async hooks queued, then this run's; an async hook's output would go to the
-    model, so it queues it for the next synchronous hook."""
+    model, so it queues it for the next synchronous hook. So does a printing hook whose messages
+    nobody sees where it runs (`Agent.unseen`: under `codex exec`, a stderr our lines cannot be
+    added to): they wait for a prompt that shows them, marked `kept`; the guard's line is printed all
+    the same (its block holds the prompt). A kept message lives while the cache it was priced on
+    does: a prompt's or a start's hook past a break beyond it (`gone_cold`: `_gone_cold`) drops it,
+    as it delivers none of the alerts of then."""
     queued = state.pop("outbox", None)
     queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
-    if plan["prints"]:
+    changed = False
+    if plan["beforeCall"] and any(q.get("kept") for q in queued) and gone_cold():
+        queued, changed = [q for q in queued if not q.get("kept")], True
+    if plan["prints"] and not ((queued or out) and _unseen(state)):
         if said is not None and said.get("decision") == "block":  # held: the cache is cold
             from session_watcher.hooks.prompt import no_restart_line
 
             queued = [no_restart_line(q) for q in queued]
-        return _merge([said, *queued, out]), bool(queued)
+        return _merge([said, *queued, out]), bool(queued) or changed
     if out:
         queued = [*queued, out][-OUTBOX_MAX:]
+    if plan["prints"] and queued:  # seen by no one: kept (its `kept` no string: never printed)
+        changed = changed or not all(q.get("kept") is True for q in queued)
+        queued = [{**q, "kept": True} for q in queued]
     if queued:
         state["outbox"] = queued
-    return None, False
+    return (said if plan["prints"] else None), changed
+
+
+def _unseen(state: State) -> bool:
+    """Whether the messages a printing hook would show reach no one where it runs (its agent's say)."""
+    from session_watcher.agents import agent_named
+
+    agent = agent_named(state["context"].get("agent"))
+    return agent is not None and agent.unseen()
 
 
 def _export(cfg: Config, plan: Plan, session_id: str) -> None:

@@ -188,8 +188,9 @@ def dispatch(
 
     known = agent_named(agent)
     then = known.fresh_start() if known is not None else None
-    title, body = message.compose(alert, route.restart_path(route.of_hook(env), then),
-                                  route.cli_command(env, hook=True), then)
+    escape = known.shell_escape() if known is not None else None
+    title, body = message.compose(alert, route.restart_path(route.of_hook(env), then, escape),
+                                  route.cli_command(env, hook=True), then, escape)
     if "desktop" in channels:
         ok, address, slow = _desktop(env)
         if ok:

@@ -79,12 +79,13 @@ def long_context(alert: Mapping[str, object]) -> str | None:
 
 
 def compose(alert: Mapping[str, object], restart: str | None = None, command: str | None = None,
-            then: str | None = None) -> tuple[str, str]:
+            then: str | None = None, escape: str | None = None) -> tuple[str, str]:
     """(title, body) in plain text for one alert: plain words first, then numbers to act on (what
     a fresh session would carry and what restarting now saves), never the model's jargon; `restart`
     is the route's restart path (route.restart_path), by default the running hook's; `command` the
     route's command (route.cli_command), which a cold return's restart runs in a terminal; `then`
-    how the session's agent starts the fresh session (`Agent.fresh_start`; None: Claude Code's)."""
+    how the session's agent starts the fresh session (`Agent.fresh_start`; None: Claude Code's), and
+    `escape` its input line's shell escape that sends nothing to the model (`Agent.shell_escape`)."""
     project = project_name(alert.get("project"))
     where = f" ({project})" if project else ""
     kind = alert.get("kind")
@@ -118,11 +119,12 @@ def compose(alert: Mapping[str, object], restart: str | None = None, command: st
 
     from session_watcher.base import route
 
-    if kind == "guard":  # the cache is cold: nothing typed in the agent may restart it; the command run
-        # in a terminal is the route's (the plugin's by its path: the plugin puts nothing on PATH)
-        restart = route.cold_restart(command or route.cli_command(os.environ, hook=True), then or "/clear")
+    if kind == "guard":  # the cache is cold: nothing that goes to the model may restart it; the command
+        # run in a terminal, or by the agent's shell escape, is the route's (the plugin's by its path:
+        # the plugin puts nothing on PATH)
+        restart = route.cold_restart(command or route.cli_command(os.environ, hook=True), then or "/clear", escape)
     elif restart is None:
-        restart = route.restart_path(route.of_hook(os.environ), then)
+        restart = route.restart_path(route.of_hook(os.environ), then, escape)
     lines.append(f"{route.RESTART_LINE}{restart}.")
     model = _short(alert.get("model"))
     if model:

@@ -2,7 +2,8 @@
 mock: session-watcher's hooks registered in `$CODEX_HOME/hooks.json` (cli.install_codex, the
 install.sh step) and trusted through Codex's app-server run, and what they fold live equals a replay
 of the same rollout bytes; left untrusted, Codex skips them and `doctor` says so; a handoff reaches
-the next thread; a cold prompt is held with no request and goes when sent again."""
+the next thread; a cold prompt is held with no request and goes when sent again; the TUI's
+`!session-watcher handoff`, the form its alerts offer there, sends no request, cold or warm."""
 
 from __future__ import annotations
 
@@ -296,6 +297,13 @@ def _exec_on_terminal(codex: Path, env: dict[str, str], project: Path, prompt: s
     return shown.decode(errors="replace").replace("\r\n", "\n")
 
 
+def _alerts_early(env: dict[str, str]) -> None:
+    """The gate from the third call on, whatever it saves, to the `message` channel alone."""
+    for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
+                       ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
+        assert sw("config", "set", key, value, env=env).returncode == 0
+
+
 def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_terminal(codex_bin: Path,
                                                                                    tmp_path: Path) -> None:
     """`codex exec` in a terminal, turn after turn on one thread growing 30K tokens a call, alerts to
@@ -305,9 +313,7 @@ def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_termi
     with Mock(base=10_000, grow=30_000) as mock:
         env, project, bin_dir = _world(tmp_path, mock.port)
         _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
-        for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
-                           ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
-            assert sw("config", "set", key, value, env=env).returncode == 0
+        _alerts_early(env)
         screens = [_exec_on_terminal(codex_bin, env, project, "step 0", resume=False)]
         for n in range(1, 12):
             if "costs more than a fresh start" in screens[-1]:
@@ -402,7 +408,7 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
 
 def test_left_untrusted_the_tui_asks_at_its_start_as_the_install_said(codex_bin: Path, tmp_path: Path) -> None:
     """Installed where Codex could not be asked to trust them, the hooks wait for review: the install
-    says Codex's TUI asks at its next start, and it does ("Hooks need review", our 5 hooks);
+    and doctor say Codex's TUI asks at its next start, and it does ("Hooks need review", our 5 hooks);
     "Trust all and continue" trusts them, the next prompt's hooks fire, and doctor says so."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
@@ -412,6 +418,7 @@ def test_left_untrusted_the_tui_asks_at_its_start_as_the_install_said(codex_bin:
             fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
         said = " ".join(_install({**env, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}, bin_dir).split())
         assert "Codex's TUI asks at its next start (\"Hooks need review\")" in said, said
+        assert "trust them where Codex's TUI asks at its start, \"Hooks need review\"" in _doctor(env)  # doctor too
         tmux = _Tmux(tmp_path)
         tmux.start(env, project, codex_bin, "--no-daemon")
         try:
@@ -538,7 +545,9 @@ def test_in_the_tui_past_the_sweet_spot_the_desktop_notification_arrives(codex_b
             got = desktop.notifications()[0]
             assert got["app"] == "session-watcher"
             assert "costs more than a fresh start" in got["summary"]
-            assert "session-watcher handoff` in another terminal, then /clear here." in got["body"]
+            # the TUI's way: the command by its `!`, which sends nothing (the test below), then /clear
+            assert ("`!session-watcher handoff` (Codex runs it itself: no request to the model), then /clear "
+                    "here.") in got["body"]
             assert "Claude Code" not in got["body"]
             tmux.type_line("and now")
             screen = tmux.wait_for("costs more than a fresh start", 120)
@@ -566,3 +575,108 @@ def test_trusted_through_a_linked_codex_home_with_the_users_hooks_first(codex_bi
     said = _doctor(env)
     assert f"installed and trusted in {link / 'config.toml'}; none has fired yet" in said, said
     assert f'"{real / "hooks.json"}:stop:2:0"' in (real / "config.toml").read_text()  # ours: Stop's third group
+
+
+def test_in_the_tui_the_handoff_by_its_bang_sends_nothing_on_a_cold_thread(codex_bin: Path, tmp_path: Path) -> None:
+    """A cold thread (its last call 3 h ago) resumed in Codex's TUI: `!session-watcher handoff`, the
+    form its alerts offer there, runs the command in Codex's own shell (a login shell: the command
+    found on the PATH ~/.profile sets, where install.sh says to put its folder) and shows its output,
+    with 0 requests to the model (nor a prompt hook, which would hold it); the note waits for the
+    thread the command ran in (CODEX_THREAD_ID), which it names as its parent no more than before;
+    /clear, then a prompt: the new thread's first request carries the note and nothing of the cold
+    thread's history, whose re-write the restart saved."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
+    repo = Path(__file__).resolve().parents[2]
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        with (Path(env["CODEX_HOME"]) / "config.toml").open("a") as fh:
+            fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        home = Path(env["HOME"])
+        command = home / ".local" / "bin" / "session-watcher"  # where install.sh links the command
+        command.parent.mkdir(parents=True)
+        command.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(repo)!r})\n"
+                           "from session_watcher.cli import run\nrun()\n")
+        command.chmod(0o755)
+        (home / ".profile").write_text('export PATH="$HOME/.local/bin:$PATH"\n')  # install.sh's line for it
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        _age(Path(load_state(thread)["cursor"]["path"]), 3)
+        state_file(thread).unlink()  # rebuilt from the aged rollout by the command
+        sent = len(mock.bodies)
+        tmux = _Tmux(tmp_path)
+        tmux.start(env, project, codex_bin, "resume", "--no-daemon", thread)
+        try:
+            tmux.wait_for("Ask Codex")
+            tmux.run("send-keys", "-l", "!session-watcher handoff")
+            tmux.wait_for("! session-watcher handoff")  # the TUI's shell mode shows the command so
+            time.sleep(1.0)
+            tmux.run("send-keys", "Enter")
+            screen = tmux.wait_for("session-watcher: handoff saved")
+            assert f"[session-watcher handoff from session {thread}" in screen  # its output, on the screen
+            assert "Blocked by hook" not in screen
+            time.sleep(3)  # a request it made would be on its way by now
+            assert len(mock.bodies) == sent
+            waiting = json.loads(sw("handoff", "--show", "--json", env=env).stdout)
+            assert [w["parentSession"] for w in waiting] == [thread]
+            status = sw("status", "--json", thread, env=env)
+            assert status.returncode == 0, status.stderr
+            assert json.loads(status.stdout).get("parentSession") is None  # the output in its history names none
+            tmux.wait_for("Ask Codex")
+            tmux.type_line("/clear")
+            time.sleep(2)
+            tmux.type_line("go on")
+            end = time.monotonic() + 90
+            while len(mock.bodies) == sent and time.monotonic() < end:
+                time.sleep(0.3)
+            first = mock.bodies[sent]
+        finally:
+            tmux.run("kill-server")
+    assert f"[session-watcher handoff from session {thread}" in json.dumps(first)
+    # the cold thread's history stayed unsent: none of its prompts, nor the command's output
+    typed = [c.get("text") for item in first["input"] if item.get("role") == "user"
+             for c in item.get("content") or [] if isinstance(c, dict)]
+    assert not {"start", "turn 3"} & set(typed), typed
+    assert "user_shell_command" not in json.dumps(first)
+    assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # taken
+
+
+def test_under_exec_an_alert_nobody_can_see_waits_for_a_prompt_that_shows_it(codex_bin: Path,
+                                                                              tmp_path: Path) -> None:
+    """`codex exec` with its stderr a file opened for overwrite (`2>log`), where a line of ours would
+    be written over: the alert queued for the next prompt is not used up there unseen, it stays in
+    the thread's state; the next `codex exec` on a terminal shows it (and it is used up then)."""
+    with Mock(base=10_000, grow=30_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        _alerts_early(env)
+        log = tmp_path / "exec.log"
+
+        def overwritten(prompt: str, resume: bool) -> None:
+            args = [str(codex_bin), "exec", "--skip-git-repo-check", *(["resume", "--last"] if resume else []),
+                    prompt]
+            with log.open("w") as err:  # `2>exec.log`: opened for overwrite, no O_APPEND
+                got = subprocess.run(args, env=env, cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=err, timeout=300, check=False)
+            assert got.returncode == 0, log.read_text()[-3000:]
+
+        overwritten("step 0", resume=False)
+        thread = str(json.loads(sw("status", "--json", env=env).stdout)["sessionId"])
+        prompts_after = 0
+        for n in range(1, 14):
+            overwritten(f"step {n}", resume=True)
+            if any(a.get("kind") != "guard" for a in load_state(thread)["alerts"]):
+                prompts_after += 1  # a prompt's hook ran with the alert fired: once or twice past it
+            if prompts_after == 2:
+                break
+        state = load_state(thread)
+        assert prompts_after == 2, state["alerts"]
+        assert "costs more than a fresh start" not in log.read_text()
+        assert "costs more than a fresh start" in json.dumps(state.get("outbox"))  # still waiting
+        shown = _exec_on_terminal(codex_bin, env, project, "and now", resume=True)
+        bodies = json.dumps(mock.bodies)
+    assert "costs more than a fresh start" in shown.split("hook: UserPromptSubmit Completed")[0], shown[-3000:]
+    assert not load_state(thread).get("outbox")  # shown: used up
+    assert "costs more than a fresh start" not in bodies

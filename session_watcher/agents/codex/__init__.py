@@ -111,6 +111,18 @@ class Codex(Agent):
 
         return EXEC_CLEAR if under_exec() else "/clear here"  # Codex's /clear starts a new thread
 
+    def shell_escape(self) -> str | None:
+        # the TUI's `!` runs the command in a login shell of the thread's folder and sends no request
+        # (measured with 0.171.0: tests/e2e/test_e2e_codex.py); `codex exec` has no input line
+        from session_watcher.agents.codex.execout import under_exec
+
+        return None if under_exec() else "!"
+
+    def unseen(self) -> bool:
+        from session_watcher.agents.codex.execout import unseen
+
+        return unseen()
+
     def held_words(self) -> dict[str, Any]:
         from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
 

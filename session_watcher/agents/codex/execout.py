@@ -16,8 +16,10 @@ write would tear, nor its background daemon), and writes the texts there when th
 terminal in its ordinary line mode, a pipe, or a file opened for appending (a file written at an
 offset would overwrite our lines, or ours its). The write needs Linux's `/proc` (exec's stderr
 opened through it); elsewhere, and whenever any step fails, nothing is written and the JSON output
-stays as it was. No portable way was found: measured with the real `codex exec`, a hook's own stderr
-is shown in none of its exit forms (0, 1, 2 or a JSON block: only `hook: UserPromptSubmit Blocked`,
+stays as it was. Where no line can be added (`unseen`), the prompt hook leaves the alerts queued
+for a prompt that shows them (hooks.run._route) rather than print them to no one. No portable way
+was found: measured with the real `codex exec`, a hook's own stderr is shown in none of its exit
+forms (0, 1, 2 or a JSON block: only `hook: UserPromptSubmit Blocked`,
 `Failed`, `Completed`), the hook inherits no descriptor but its three pipes, and has no controlling
 terminal; so on macOS a held exec prompt says no more than that (`doctor` says so, and
 docs/install.md). Whether the hook runs under `exec` (the guard's and the alerts' words for it) is
@@ -248,6 +250,19 @@ def _line_mode(fd: int) -> bool:
 
     lflag = termios.tcgetattr(fd)[3]
     return bool(lflag & termios.ICANON and lflag & termios.ECHO)
+
+
+def unseen() -> bool:
+    """Under `codex exec`, a hook's messages reach no one: exec shows none, and its stderr is no
+    place `show` may add a line to (a file opened for overwrite, the events' stream, a raw terminal,
+    a system without /proc). False outside exec (the TUI shows them)."""
+    if not under_exec():
+        return False
+    fd = exec_stderr()
+    if fd is None:
+        return True
+    sysos.close(fd)
+    return False
 
 
 def texts(out: dict[str, Any]) -> list[str]:
