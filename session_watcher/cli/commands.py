@@ -72,8 +72,11 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--project", metavar="DIR", help=project_help)
     c.add_argument("--json", action="store_true", help="{files, effective, errors, unread} for programs")
     c.set_defaults(func=config_show)
-    c = csub.add_parser("path", help="the config files")
-    c.add_argument("--project", metavar="DIR", help=project_help)
+    c = csub.add_parser("path", help="your config file's path, alone on its line (for `$EDITOR \"$(...)\"`); "
+                                     "`config show` says which files are there")
+    c.add_argument("--project", metavar="DIR", nargs="?", const="",
+                   help="the project's file instead: the one read, else the one `config set --project` makes (DIR "
+                        "omitted: $CLAUDE_PROJECT_DIR, else the current folder)")
     c.set_defaults(func=config_path)
     c = csub.add_parser("get", help="KEY's effective value and where it comes from (default, user or project config)")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
@@ -385,7 +388,7 @@ def health(ns: argparse.Namespace) -> int:
 def _project(ns: argparse.Namespace) -> str | None:
     from session_watcher.state.shell import project_root, working_folder
 
-    return project_root(getattr(ns, "project", None), working_folder())
+    return project_root(getattr(ns, "project", None) or None, working_folder())  # "": `config path --project`
 
 
 def config_show(ns: argparse.Namespace) -> int:
@@ -411,14 +414,23 @@ def config_show(ns: argparse.Namespace) -> int:
 
 
 def config_path(ns: argparse.Namespace) -> int:
-    from session_watcher.base import config, paths
+    """One path on stdout, nothing else (`$EDITOR "$(session-watcher config path)"`): your file, or
+    with `--project` the project's, the one read, else the one `config set --project` makes there.
+    Whether a file is there is `config show`'s to say; a project's second file, not read, is named on
+    stderr (edited, it would change nothing)."""
+    from session_watcher.base import paths
 
+    if ns.project is None:
+        print(one_line(paths.user_config_file()))
+        return 0
     project = _project(ns)
-    files = config.config_files(project)
-    for f in files:
-        print(one_line(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
+    if project is None:
+        raise UserError("no project here: the folder this command runs in was removed since; "
+                        "give the project as --project DIR")
+    target, _why = project_target(project)
+    print(one_line(target))
     for f in paths.project_config_unread(project):
-        print(one_line(f"{f}  (not read: the project's file is {files[-1]})"))
+        say(f"{f} is not read: a project has one file, {target} counts", keep=[f, target])
     return 0
 
 
