@@ -70,7 +70,7 @@ def add_parser(sub: Any) -> None:
     csub = s.add_subparsers(metavar="ACTION")
     c = csub.add_parser("show", help="the effective config and where it came from, as TOML")
     c.add_argument("--project", metavar="DIR", help=project_help)
-    c.add_argument("--json", action="store_true", help="{files, effective, errors, unread} for programs")
+    c.add_argument("--json", action="store_true", help="{files, effective, errors, unread, renamed} for programs")
     c.set_defaults(func=config_show)
     c = csub.add_parser("path", help="your config file's path, alone on its line (for `$EDITOR \"$(...)\"`); "
                                      "`config show` says which files are there")
@@ -402,10 +402,13 @@ def config_show(ns: argparse.Namespace) -> int:
     unread = paths.project_config_unread(project)
     if unread:  # a project's second file: one is read, the other named so that nobody edits it in vain
         doc["unread"] = unread
+    renamed = config.old_names(project)
+    if renamed:  # guard = "block": read as "ask", said so
+        doc["renamed"] = renamed
     if ns.json:
         _emit(doc)
     else:
-        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns(), unread)))
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns(), unread, renamed)))
     from session_watcher.base import route
 
     for err in errors:
