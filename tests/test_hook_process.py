@@ -459,3 +459,26 @@ def test_bad_transcript_lines_are_skipped_not_fatal(tmp_path: Path) -> None:
     assert_matches("badl", SMALL)
     assert load_state("badl")["bad"] == 5
     assert "Traceback" not in log_text()
+
+
+def test_a_payload_past_the_stdin_cap_is_not_read(tmp_path: Path) -> None:
+    """A valid payload of 38 MB (3 million keys) took 33 s to parse on a loaded machine, past the
+    hook's 10 s timeout. The hook reads at most 8 MiB (80 times the largest real payload, a Read's
+    PostToolUse): one byte past it is not parsed, the hook exits 0 silently and folds nothing; the
+    same payload within the cap is folded."""
+    cap = 8 << 20  # docs/architecture.md
+    t = tmp_path / "capped.jsonl"
+    shutil.copy(SMALL, t)
+
+    def padded(sid: str, size: int) -> bytes:
+        head = json.dumps(payload(sid, t, "PostToolUse", tool_name="Read"))[:-1].encode() + b', "tool_response": {'
+        keys = b"".join(b'"%07x":0,' % i for i in range((size - len(head)) // 12 - 1))
+        raw = head + keys + b'"e":"' + b"a" * (size - len(head) - len(keys) - 8) + b'"}}'
+        assert len(raw) == size
+        json.loads(raw)  # valid JSON: only its size is refused
+        return raw
+
+    quiet_ok(hook("PostToolUse", padded("capped", cap + 1), timeout=120))
+    assert not state_file("capped").exists()
+    quiet_ok(hook("PostToolUse", padded("within", cap), timeout=120))
+    assert meter("within")["main"]["calls"] > 0

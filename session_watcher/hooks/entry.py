@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import sys
 
-MAX_STDIN = 64 << 20
+# far past any real payload, and small enough that its parse ends well within the hook's timeout
+# (docs/architecture.md, the figures in docs/benchmarks.md); a payload larger is not read at all:
+# the hook exits 0 without a word, and the next event folds the transcript, which holds the calls
+MAX_STDIN = 8 << 20
 INJECT = "SessionStart inject"  # the one row of hooks.run.EVENTS whose run is "inject", not a fold
 # the agent the plugin's own hooks (`hook EVENT [inject]`) run for: agents.claude_code's name, spelled
 # here so that its SessionStart hook imports no registry (tests/test_handoff.py holds the two alike)
@@ -29,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdin is None:  # stdin closed (`<&-`): no payload, nothing to fold and nothing to log
         return 0
     try:
-        raw = sys.stdin.buffer.read(MAX_STDIN)
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:  # never parsed: its parse alone could outlast the hook's timeout
+            return 0
         # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row
         one_start = agent is not None and agent.one_start_hook
         if (one_start and event == "SessionStart") or " ".join(argv[:2]) == INJECT:
