@@ -226,7 +226,11 @@ def test_rollout_lines_of_any_shape_decode_and_digest_without_raising(monkeypatc
 
 
 @pytest.mark.parametrize(("key", "value"), [("tokens", []), ("tokens", "12"), ("ranges", 1.5),
-                                            ("calibration", {"a": 1}), ("lines", None)])
+                                            ("calibration", {"a": 1}), ("lines", None),
+                                            # an int past +-2**53, of any size: read as one before
+                                            ("tokens", 10**400), ("lines", -(2**53) - 1), ("ranges", [[1, 10**20]]),
+                                            ("readPaths", 10**30)],
+                         ids=lambda v: f"<{len(str(v))} digits>" if isinstance(v, int) and abs(v) > 10**15 else None)
 def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
         tmp_path: Path, key: str, value: object) -> None:
     """A path-map shard (`<sid>.paths/NN-REV.json`) whose path entries hold a value of another type
@@ -244,8 +248,11 @@ def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
     assert shards
     for shard in shards:
         doc = json.loads(shard.read_text())
-        for entry in doc["paths"].values():
-            entry[key] = value
+        if key == "readPaths":
+            doc["readPaths"] = dict.fromkeys(doc["readPaths"], value)
+        else:
+            for entry in doc["paths"].values():
+                entry[key] = value
         shard.write_text(json.dumps(doc))
     got = sw("status", "shard-shape", "--json")
     assert got.returncode == 0, got.stderr
