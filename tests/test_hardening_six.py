@@ -132,6 +132,30 @@ def test_config_runs_in_a_folder_removed_since(tmp_path: Path, args: tuple[str, 
         assert 'guard = "off"' in user.read_text()
 
 
+@pytest.mark.parametrize("args", [("config", "show"), ("config", "path"), ("config", "get", "bp_amber"),
+                                  ("config", "set", "bp_amber", "0.2"), ("config", "unset", "bp_amber")])
+def test_config_project_dot_in_a_folder_removed_since_says_the_folder_is_gone(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`config set --project .` from a folder removed since said only "session-watcher: No such
+    file or directory" (exit 1): it says the folder it runs in is gone and to name the project by its
+    full path, writing nothing; a full path still works from there."""
+    from tests.oracle import one_message
+
+    user = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    before = user.read_bytes() if user.exists() else None
+    got = _in_a_removed_folder(tmp_path, *args[:2], "--project", ".", *args[2:])
+    assert (got.returncode, got.stdout) == (1, b""), got.stderr
+    assert one_message(got.stderr.decode()) == ("session-watcher: --project .: the folder this command runs in is "
+                                                "gone (removed since); name the project by its full path")
+    assert (user.read_bytes() if user.exists() else None) == before
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    got = _in_a_removed_folder(tmp_path, *args[:2], "--project", str(proj), *args[2:])
+    assert got.returncode == 0, got.stderr
+    if args[1] == "set":
+        assert (proj / ".claude" / "session-watcher.toml").read_text() == "bp_amber = 0.2\n"
+
+
 def test_doctor_reads_the_config_in_a_folder_removed_since(tmp_path: Path) -> None:
     """`doctor` there: the config line says what the config is, not "No such file or directory"."""
     got = _in_a_removed_folder(tmp_path, "doctor")

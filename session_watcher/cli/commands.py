@@ -388,7 +388,20 @@ def health(ns: argparse.Namespace) -> int:
 def _project(ns: argparse.Namespace) -> str | None:
     from session_watcher.state.shell import project_root, working_folder
 
-    return project_root(getattr(ns, "project", None) or None, working_folder())  # "": `config path --project`
+    stated = getattr(ns, "project", None) or None  # "": `config path --project`, the project of the folder
+    return project_root(stated and project_dir(stated), working_folder())
+
+
+def project_dir(given: str) -> str:
+    """`--project DIR` as an absolute path. A relative DIR in a folder removed since (a shell left in a
+    deleted checkout) names nothing: said so (it said only "No such file or directory"), as the
+    commands that take the folder for the project name no project there (`shell.working_folder`)."""
+    from session_watcher.state.shell import working_folder
+
+    if not os.path.isabs(given) and working_folder() is None:
+        raise UserError(f"--project {given}: the folder this command runs in is gone (removed since); "
+                        "name the project by its full path")
+    return os.path.abspath(given)
 
 
 def config_show(ns: argparse.Namespace) -> int:
@@ -484,14 +497,14 @@ def config_set(ns: argparse.Namespace) -> int:
 
     why = ""
     if ns.project:
-        target, why = project_target(os.path.abspath(ns.project))
+        target, why = project_target(project_dir(ns.project))
     else:
         target = paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
         say(f"{target} could not be read as TOML: moved to {moved}, started afresh", keep=[target, moved])
     # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
-    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    effective, _errors = config.load_layers(project_dir(ns.project) if ns.project else _project(ns))
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
@@ -505,10 +518,10 @@ def config_set(ns: argparse.Namespace) -> int:
 def config_unset(ns: argparse.Namespace) -> int:
     from session_watcher.base import config, paths
 
-    target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
+    target = paths.project_config_file(project_dir(ns.project)) if ns.project else paths.user_config_file()
     removed = config.unset_value(target, ns.key, project=bool(ns.project))
     # what `config show` then says: the default, or what another layer sets
-    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    effective, _errors = config.load_layers(project_dir(ns.project) if ns.project else _project(ns))
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
