@@ -298,12 +298,15 @@ def test_the_model_parameters_are_kept_with_the_config() -> None:
 
 def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     """`config show` prints TOML a person can paste into the file (`--json` for programs); `config
-    set` echoes the value as `show` then has it: `guard block` is read as `ask`, and said so."""
+    set` echoes the value as `show` then has it: `guard block`, the old name of `ask`, is written
+    `ask` (written "block", `doctor` then said the file spells it by an old name), and said so."""
     wide = {**os.environ, "COLUMNS": "1000"}  # the echo on one line (it wraps within COLUMNS)
     proc = sw("config", "set", "guard", "block", env=wide)
     assert proc.returncode == 0, proc.stderr
     said = proc.stdout.decode()
-    assert said.startswith(f'guard = "ask"  (in {user_file()}; you wrote "block", read as this)')
+    assert said.startswith(f'guard = "ask"  (in {user_file()}; you wrote "block", its old name, written as this)')
+    assert tomllib.loads(Path(user_file()).read_text())["guard"] == "ask"
+    assert "old name" not in sw("doctor", env=wide).stdout.decode()
     shown = sw("config", "show")
     assert shown.returncode == 0, shown.stderr
     doc = tomllib.loads(shown.stdout.decode())

@@ -446,6 +446,13 @@ NOW_MEANS = {("guard", "ask"): "the prompt held back once, with priced choices a
                                "only once the cache has surely expired"}
 
 
+def now_named(key: str, value: Any) -> Any:
+    """`value` by its name now where it is a choice's earlier name (`guard`'s "block": "ask"), else as
+    it is: what `config set` writes."""
+    k = next((k for k in KEYS if k.name == key), None)
+    return k.aliases.get(value, value) if k is not None and isinstance(value, str) else value
+
+
 def old_names(project_dir: str | None) -> list[str]:
     """Each value a file that counts spells by an earlier name (`guard = "block"`), said with the name
     it is read as and what that means now (`doctor`, `config show`): the config reads it so without a
@@ -645,6 +652,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         key, value = _price_key(file, key, value)
         if key != "prices":  # the value given, named as given (not the file's); a price row is checked
             _check("config set", key, value)  # merged with the file's (below)
+        value = now_named(key, value)  # `guard block` written "ask": `doctor` would say the old name
         if project and key not in PROJECT_KEYS:
             raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                               f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}",

@@ -503,13 +503,14 @@ def config_set(ns: argparse.Namespace) -> int:
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
         say(f"{target} could not be read as TOML: moved to {moved}, started afresh", keep=[target, moved])
-    # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
+    # what `config show` then says: the value as the config reads it (`block` written as `ask`)
     effective, _errors = config.load_layers(project_dir(ns.project) if ns.project else _project(ns))
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
-    note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
+    note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, " + (
+        "its old name, written as this" if config.now_named(ns.key, value) != value else "read as this")
     where = f"{why}{note}; in {target}" if why else f"in {target}{note}"  # the path last: `)` after it
     _said(f"{ns.key} = {said}  ({where})", target)
     return 0
