@@ -66,7 +66,7 @@ def add_parser(sub: Any) -> None:
     s = sub.add_parser("config", description="Show or edit the config.")
     project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
     project_file_help = ("edit the project DIR's file instead: DIR/.claude/session-watcher.toml or "
-                         "DIR/.codex/session-watcher.toml, the one there (`config path` names it)")
+                         "DIR/.codex/session-watcher.toml, the one there (`config path --project DIR` names it)")
     csub = s.add_subparsers(metavar="ACTION")
     c = csub.add_parser("show", help="the effective config and where it came from, as TOML")
     c.add_argument("--project", metavar="DIR", help=project_help)
