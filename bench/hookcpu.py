@@ -250,7 +250,8 @@ def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path
 
 def rounds(runs: int, cases: dict[str, Case], sess: bench_run.Session, cwd: Path
            ) -> dict[str, tuple[list[float], list[float]]]:
-    """Every case once a round, after one API call appended to the transcript; the first 4 rounds
+    """Every case once a round, after one API call appended to the transcript (a new one each round:
+    `sess.chunks` holds as many as the rounds, as `main` makes them); the first 4 rounds
     settle the session (its ledger is written off) and are not counted. (walls, CPU times) by case."""
     got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
     for n in range(runs + 4):
@@ -285,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                    args.paths, args.big)
         if sess is None:
             return 1
+        if len(sess.chunks) < args.runs + 4:  # a call appended again is one the fold has counted: no new call
+            sess.chunks = bench_run.call_chunks(sess.sid, cwd, args.runs + 4, seed=99)
         cases, sink = cases_of(args, b, sess, cwd, files, Path(tmp))
         got = rounds(args.runs, cases, sess, cwd)
         if sink is not None:
