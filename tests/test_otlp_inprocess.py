@@ -742,8 +742,9 @@ def test_a_short_transcript_naming_no_folder_yet_is_read_again_once_it_grew(tmp_
 
 def test_a_figure_no_number_holds_is_left_out_alike_in_both_encodings(tmp_path: Path) -> None:
     """An advice whose figure is NaN or an infinity (a state's alert as a damage or a hand left it):
-    http/json sent the attribute null and http/protobuf sent NaN, so one collector saw no value where
-    the other saw NaN. Both leave the attribute out; the records' other attributes are the same."""
+    http/json sent the attribute null, and http/protobuf's logs through `ParseDict` refused NaN, so
+    that pass raised and sent no record. Both leave the attribute out; the records' other attributes
+    are the same."""
     got = {}
     at = time.time() - 60
     for protocol in ("http/json", "http/protobuf"):
