@@ -298,12 +298,15 @@ def test_the_model_parameters_are_kept_with_the_config() -> None:
 
 def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     """`config show` prints TOML a person can paste into the file (`--json` for programs); `config
-    set` echoes the value as `show` then has it: `guard block` is read as `ask`, and said so."""
+    set` echoes the value as `show` then has it: `guard block`, the old name of `ask`, is written
+    `ask` (written "block", `doctor` then said the file spells it by an old name), and said so."""
     wide = {**os.environ, "COLUMNS": "1000"}  # the echo on one line (it wraps within COLUMNS)
     proc = sw("config", "set", "guard", "block", env=wide)
     assert proc.returncode == 0, proc.stderr
     said = proc.stdout.decode()
-    assert said.startswith(f'guard = "ask"  (in {user_file()}; you wrote "block", read as this)')
+    assert said.startswith(f'guard = "ask"  (in {user_file()}; you wrote "block", its old name, written as this)')
+    assert tomllib.loads(Path(user_file()).read_text())["guard"] == "ask"
+    assert "old name" not in sw("doctor", env=wide).stdout.decode()
     shown = sw("config", "show")
     assert shown.returncode == 0, shown.stderr
     doc = tomllib.loads(shown.stdout.decode())
@@ -368,3 +371,26 @@ def test_a_price_key_without_a_model_is_the_command_lines_fault(verb: tuple[str,
     assert (proc.returncode, proc.stdout) == (2, b"")
     assert proc.stderr.decode() == f"session-watcher: key '{verb[1]}': expected a model id after 'prices.'\n"
     assert f.read_text() == "# mine\n"
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_an_old_name_is_said_by_doctor_and_config_show(tmp_path: Path) -> None:
+    """`guard = "block"`, the old name of "ask", was read as "ask" without a word: the user who wrote
+    it meant a guard that blocks, and nothing said it holds a prompt once now. `doctor` and `config
+    show` (its text and `--json`) name the file, the old name, what it is read as and what that does."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    said = (f'{cfg}: guard = "block" is an old name, read as "ask": the prompt held back once, with priced '
+            'choices and the handoff prepared, only once the cache has surely expired (`config set guard ask` '
+            "writes it so)")
+    for text, old in (('guard = "block"\n', True), ('guard = "ask"\n', False), ('guard = "warn"\n', False)):
+        cfg.write_text(text)
+        doctor = sw("doctor", env=env).stdout.decode()
+        assert (f"config     {said}" in doctor) is old, doctor
+        shown = sw("config", "show", env=env)
+        assert shown.returncode == 0
+        assert (said in " ".join(line.lstrip("# ") for line in shown.stdout.decode().splitlines())) is old
+        doc = json.loads(sw("config", "show", "--json", env=env).stdout)
+        assert doc.get("renamed") == ([said] if old else None)
+        assert doc["effective"]["guard"] == ("warn" if "warn" in text else "ask")

@@ -376,6 +376,24 @@ def test_a_resume_that_says_expired_is_cold_even_within_the_ttl(tmp_path: Path) 
     assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("session_start", True)
 
 
+def test_a_resume_of_absurd_seconds_reads_as_a_long_time_not_a_number_of_days(tmp_path: Path) -> None:
+    """`seconds_since_last_response: 1e20` in a resume's payload (a client's or a hand's): doctor said
+    "last call 1157407407407407 days ago"; every span past 10,000 days (core.numbers.SPAN_MAX) is said
+    "over 10,000 days", the figure itself kept as it came (status --json)."""
+    t = session(tmp_path, ONE_HOUR, 20)
+    start = next(p for p in recorded(CLIENT_332 / "resume_5m" / "hooks.jsonl") if p.get("source") == "resume")
+    start.update(session_id="g1", transcript_path=str(t), cwd=str(tmp_path), seconds_since_last_response=1e20)
+    assert said(hook("SessionStart", start)) is None
+    told = line(said(prompt("g1", t)))
+    doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
+    assert (doc["coldCache"]["source"], doc["coldCache"]["idleSeconds"] >= 1e20) == ("session_start", True)
+    text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()
+    assert "last call over 10,000 days ago" in text, text
+    status = sw("status", "--session", "g1", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()
+    for shown in (told, text, status):
+        assert not re.search(r"\d{6,} days", shown), shown
+
+
 def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     session(tmp_path, FIVE_MIN, 20)
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)

@@ -132,6 +132,30 @@ def test_config_runs_in_a_folder_removed_since(tmp_path: Path, args: tuple[str, 
         assert 'guard = "off"' in user.read_text()
 
 
+@pytest.mark.parametrize("args", [("config", "show"), ("config", "path"), ("config", "get", "bp_amber"),
+                                  ("config", "set", "bp_amber", "0.2"), ("config", "unset", "bp_amber")])
+def test_config_project_dot_in_a_folder_removed_since_says_the_folder_is_gone(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`config set --project .` from a folder removed since said only "session-watcher: No such
+    file or directory" (exit 1): it says the folder it runs in is gone and to name the project by its
+    full path, writing nothing; a full path still works from there."""
+    from tests.oracle import one_message
+
+    user = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    before = user.read_bytes() if user.exists() else None
+    got = _in_a_removed_folder(tmp_path, *args[:2], "--project", ".", *args[2:])
+    assert (got.returncode, got.stdout) == (1, b""), got.stderr
+    assert one_message(got.stderr.decode()) == ("session-watcher: --project .: the folder this command runs in is "
+                                                "gone (removed since); name the project by its full path")
+    assert (user.read_bytes() if user.exists() else None) == before
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    got = _in_a_removed_folder(tmp_path, *args[:2], "--project", str(proj), *args[2:])
+    assert got.returncode == 0, got.stderr
+    if args[1] == "set":
+        assert (proj / ".claude" / "session-watcher.toml").read_text() == "bp_amber = 0.2\n"
+
+
 def test_doctor_reads_the_config_in_a_folder_removed_since(tmp_path: Path) -> None:
     """`doctor` there: the config line says what the config is, not "No such file or directory"."""
     got = _in_a_removed_folder(tmp_path, "doctor")
@@ -226,7 +250,11 @@ def test_rollout_lines_of_any_shape_decode_and_digest_without_raising(monkeypatc
 
 
 @pytest.mark.parametrize(("key", "value"), [("tokens", []), ("tokens", "12"), ("ranges", 1.5),
-                                            ("calibration", {"a": 1}), ("lines", None)])
+                                            ("calibration", {"a": 1}), ("lines", None),
+                                            # an int past +-2**53, of any size: read as one before
+                                            ("tokens", 10**400), ("lines", -(2**53) - 1), ("ranges", [[1, 10**20]]),
+                                            ("readPaths", 10**30)],
+                         ids=lambda v: f"<{len(str(v))} digits>" if isinstance(v, int) and abs(v) > 10**15 else None)
 def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
         tmp_path: Path, key: str, value: object) -> None:
     """A path-map shard (`<sid>.paths/NN-REV.json`) whose path entries hold a value of another type
@@ -244,8 +272,11 @@ def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
     assert shards
     for shard in shards:
         doc = json.loads(shard.read_text())
-        for entry in doc["paths"].values():
-            entry[key] = value
+        if key == "readPaths":
+            doc["readPaths"] = dict.fromkeys(doc["readPaths"], value)
+        else:
+            for entry in doc["paths"].values():
+                entry[key] = value
         shard.write_text(json.dumps(doc))
     got = sw("status", "shard-shape", "--json")
     assert got.returncode == 0, got.stderr

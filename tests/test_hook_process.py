@@ -459,3 +459,43 @@ def test_bad_transcript_lines_are_skipped_not_fatal(tmp_path: Path) -> None:
     assert_matches("badl", SMALL)
     assert load_state("badl")["bad"] == 5
     assert "Traceback" not in log_text()
+
+
+def test_a_payload_past_the_stdin_cap_is_not_read(tmp_path: Path) -> None:
+    """A valid payload of 38 MB (3 million keys) took 33 s to parse on a loaded machine, past the
+    hook's 10 s timeout. The hook parses at most 8 MiB (80 times the largest payload seen, a Read's
+    PostToolUse; a Read of a large PDF holds its base64): one byte past it is read to its end, as
+    the client writes it (a hook that exits first breaks the client's pipe: a hook error), not
+    parsed, and logged; the hook exits 0 silently and folds nothing; the same payload within the cap
+    is folded."""
+    cap = 8 << 20  # docs/architecture.md
+    t = tmp_path / "capped.jsonl"
+    shutil.copy(SMALL, t)
+
+    def padded(sid: str, size: int) -> bytes:
+        head = json.dumps(payload(sid, t, "PostToolUse", tool_name="Read"))[:-1].encode() + b', "tool_response": {'
+        keys = b"".join(b'"%07x":0,' % i for i in range((size - len(head)) // 12 - 1))
+        raw = head + keys + b'"e":"' + b"a" * (size - len(head) - len(keys) - 8) + b'"}}'
+        assert len(raw) == size
+        json.loads(raw)  # valid JSON: only its size is refused
+        return raw
+
+    quiet_ok(hook("PostToolUse", padded("capped", cap + 1), timeout=120))
+    raw = padded("capped", cap + (4 << 20))
+    p = subprocess.Popen(launcher("hook", "PostToolUse"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    assert p.stdin is not None
+    written = 0
+    try:  # as the client writes it: os.write, which says a broken pipe (communicate() would hide it)
+        while written < len(raw):
+            written += os.write(p.stdin.fileno(), raw[written:written + 65536])
+    except BrokenPipeError:
+        pass
+    p.stdin.close()
+    p.stdin = None
+    out, err = p.communicate(timeout=120)
+    assert (written, p.returncode, out, err) == (len(raw), 0, b"", b"")
+    assert not state_file("capped").exists()
+    assert f"hook PostToolUse: a payload of {len(raw)} bytes, past the 8 MiB a hook parses, dropped" in log_text()
+    quiet_ok(hook("PostToolUse", padded("within", cap), timeout=120))
+    assert meter("within")["main"]["calls"] > 0

@@ -70,7 +70,7 @@ def test_exact_duration_keeps_every_second(seconds: float, text: str) -> None:
 @pytest.mark.parametrize(("seconds", "text"), [
     (42, "42s"), (90, "1m30"), (299, "4m59"), (300, "5m"), (599.6, "10m"),
     (3_120, "52m"), (11_100, "3h05"), (172_740, "47h59"), (180_000, "2d02h"),
-    (-1, "0s"),
+    (-1, "0s"), (864_000_001, ">10kd"), (1e20, ">10kd"),
 ])
 def test_duration_cell(seconds: float, text: str) -> None:
     """The table form: at most 5 characters, the same units."""
@@ -80,3 +80,11 @@ def test_duration_cell(seconds: float, text: str) -> None:
 
 def test_durations_of_what_is_not_a_number() -> None:
     assert {f(v) for f in (duration, exact_duration, duration_cell) for v in NOT_NUMBERS} == {"?"}
+
+
+@pytest.mark.parametrize("seconds", [864_000_001, 1e20, 10**400])
+def test_a_span_past_ten_thousand_days_reads_as_past_it(seconds: float) -> None:
+    """A span no session has (a client's `seconds_since_last_response: 1e20`): "over 10,000 days",
+    not "1157407407407407 days"; 10,000 days itself still as it is."""
+    assert duration(seconds) == exact_duration(seconds) == "over 10,000 days"
+    assert duration(864_000_000) == "10000 days"

@@ -738,3 +738,31 @@ def test_a_short_transcript_naming_no_folder_yet_is_read_again_once_it_grew(tmp_
         opened, sent = _passes(t, "short", 2, r)
     assert opened == 1
     assert sent == [tmp_path.name] * 2 + ["elsewhere"] * 2
+
+
+def test_a_figure_no_number_holds_is_left_out_alike_in_both_encodings(tmp_path: Path) -> None:
+    """An advice whose figure is NaN or an infinity (a state's alert as a damage or a hand left it):
+    http/json sent the attribute null, and http/protobuf's logs through `ParseDict` refused NaN, so
+    that pass raised and sent no record. Both leave the attribute out; the records' other attributes
+    are the same."""
+    got = {}
+    at = time.time() - 60
+    for protocol in ("http/json", "http/protobuf"):
+        sid = "nan-" + protocol.split("/")[1]
+        _session(tmp_path, sid)
+        state_path = Path(paths.sessions_dir(), f"{sid}.json")
+        state = json.loads(state_path.read_text())
+        state["alerts"] = [{"kind": "gate", "ts": at, "call": 3, "lamp": "amber", "x": float("nan"),
+                            "xSweet": 1.5, "L": 90_000, "savingUsd": float("inf"), "model": "claude-opus-4-5"}]
+        state_path.write_text(json.dumps(state))  # NaN and Infinity as a damaged file may hold them
+        with Receiver() as r:
+            _config(r.url, protocol=protocol)
+            assert exporter.run(sid) == 0
+            records = r.log_records()
+        assert len(records) == 1, records
+        attributes = records[0]["attributes"]
+        assert attributes["session.id"] == sid
+        got[protocol] = {k: v for k, v in attributes.items() if k != "session.id"}
+    assert got["http/json"] == got["http/protobuf"]
+    assert not {"x", "saving_usd"} & set(got["http/json"])
+    assert (got["http/json"]["x_sweet"], got["http/json"]["kind"], got["http/json"]["lamp"]) == (1.5, "gate", "amber")

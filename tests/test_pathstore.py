@@ -158,3 +158,23 @@ def test_hook_rebuilds_a_session_whose_shard_is_damaged(tmp_path: Path) -> None:
 def test_shard_count_is_fixed() -> None:
     assert SHARDS == 64
     assert all(0 <= shard_of(f"/p/{i}") < SHARDS for i in range(1000))
+
+
+def test_a_shards_ints_are_bounded_however_its_text_reads() -> None:
+    """`sound` refuses an int past +-2**53 whether or not `short_numbers` sent it to look: a path
+    holding 16 digits only makes it look, and passes; a bound past it in the text is found."""
+    from session_watcher.core.fastjson import dumps, loads
+    from session_watcher.core.paths import new_entry
+    from session_watcher.state.pathstore import KINDS, short_numbers, sound
+
+    def shard(path: str, tokens: int) -> bytes:
+        return dumps({"segment": 0, "paths": {path: {**new_entry(None), "tokens": tokens, "ranges": [[1, 2]]}},
+                      "reasons": {path: None}, "readPaths": {path: 1}}).encode()
+
+    for path, tokens, short, ok in (("/src/a.py", 10**15 - 1, True, True), ("/src/a.py", 2**53, False, True),
+                                    ("/src/1234567890123456.log", 5, False, True),
+                                    ("/src/a.py", 2**53 + 1, False, False), ("/src/a.py", -(10**400), False, False)):
+        raw = shard(path, tokens)
+        assert short_numbers(raw) is short
+        assert sound(loads(raw), KINDS, short_numbers(raw)) is ok
+        assert sound(loads(raw), KINDS) is ok

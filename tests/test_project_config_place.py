@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from session_watcher.base import config, config_cache, paths
-from tests.oracle import SW, sw
+from tests.oracle import SW, one_message, sw
 from tests.statefile import load_state
 from tests.test_codex_hooks import THREAD, folded, prompt, shifted
 
@@ -110,8 +110,10 @@ def test_the_cli_names_the_codex_folders_file(tmp_path: Path) -> None:
     assert (shown["files"][-1], shown["unread"], shown["effective"]["bp_amber"]) == (str(claude), [str(f)], 0.1)
     text = sw("config", "show", "--project", str(proj), env=WIDE).stdout.decode()
     assert f"# not read: {f}" in text
-    said = sw("config", "path", "--project", str(proj), env=WIDE).stdout.decode()
-    assert f"{f}  (not read: the project's file is {claude})" in said
+    said = sw("config", "path", "--project", str(proj), env=WIDE)
+    assert said.stdout.decode() == f"{claude}\n"
+    assert one_message(said.stderr.decode()) == \
+        f"session-watcher: {f} is not read: a project has one file, {claude} counts"
     doctor = subprocess.run([str(SW), "doctor"], cwd=proj, env=WIDE, capture_output=True, text=True, timeout=120,
                             check=False)
     assert f"config     {f} is not read: a project has one file, {claude} counts" in doctor.stdout
@@ -201,3 +203,37 @@ def test_a_recorded_state_with_a_hostile_folder_is_passed_over(tmp_path: Path) -
     got = sw("config", "set", "--project", str(proj), "bp_amber", "0.2", env={**os.environ, "COLUMNS": "1000"})
     assert got.returncode == 0, got.stderr
     assert (proj / ".codex" / "session-watcher.toml").is_file()
+
+
+@pytest.mark.slow  # starts processes
+def test_config_path_is_a_path_an_editor_opens(tmp_path: Path) -> None:
+    """`$EDITOR "$(session-watcher config path)"`: it printed two lines, each with "  (not present)"
+    when absent, and the editor opened a file of that name. Now one path alone: yours, or with
+    `--project` the project's (the one `config set --project` makes where there is none yet; one in
+    `.codex/` where that is the project's folder), as a user's editor writes it."""
+    env = {**WIDE, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "CLAUDE_PROJECT_DIR": ""}
+    editor = tmp_path / "editor"  # an editor: makes the file's folder, writes one line
+    editor.write_text('#!/bin/sh\nmkdir -p "$(dirname "$1")" && echo "bp_amber = 0.2" > "$1"\n')
+    editor.chmod(0o755)
+    proj = tmp_path / "proj"
+    (proj / ".codex").mkdir(parents=True)
+
+    def edit(*args: str) -> subprocess.CompletedProcess[bytes]:
+        line = 'e="$0" s="$1"; shift; "$e" "$("$s" config path "$@")"'
+        return subprocess.run(["sh", "-c", line, str(editor), str(SW), *args], cwd=proj, env=env,
+                              capture_output=True, timeout=60, check=False)
+
+    user = tmp_path / "sw" / "config" / "config.toml"
+    assert sw("config", "path", env=env).stdout.decode() == f"{user}\n"
+    assert (edit().returncode, edit().stderr) == (0, b"")
+    assert user.read_text() == "bp_amber = 0.2\n"
+    got = json.loads(sw("config", "get", "--json", "bp_amber", env=env).stdout)
+    assert (got["value"], got["source"]) == (0.2, "user")
+    user.write_text("")
+    for args in (("--project",), ("--project", str(proj))):
+        (proj / ".codex" / "session-watcher.toml").unlink(missing_ok=True)
+        assert (edit(*args).returncode, edit(*args).stderr) == (0, b"")
+        got = json.loads(subprocess.run([str(SW), "config", "get", "--json", "bp_amber"], cwd=proj, env=env,
+                                        capture_output=True, timeout=60, check=True).stdout)
+        assert got == {"key": "bp_amber", "value": 0.2, "source": "project",
+                       "file": str(proj / ".codex" / "session-watcher.toml")}

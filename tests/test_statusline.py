@@ -353,3 +353,30 @@ def test_the_installer_prints_the_combined_command() -> None:
 
     assert both("/v/bin/python -I -S /v/bin/session-watcher-statusline", {"command": "~/bin/my line.sh"}) == (
         "/v/bin/python -I -S /v/bin/session-watcher-statusline --with '~/bin/my line.sh'")
+
+
+def test_right_after_a_compaction_the_line_says_no_call_since_it(tmp_path: Path) -> None:
+    """2.1.332's `/compact` (its transcript up to the summary and the attachments after it, no call
+    since) and the status-line payload the client sent then: the line said "waiting for the first
+    API call" of a session of 7 calls; it says, as `status` does, that none came since the
+    compaction, shortened on a narrow line. A session with no call at all still waits for the first."""
+    recs = [json.loads(line) for line in (CLIENT_332 / "statusline.jsonl").read_text().splitlines()]
+    sid = recs[0]["payload"]["session_id"]
+    lines = (CLIENT_332 / "projects" / "-home-dev-proj" / f"{sid}.jsonl").read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if b'"compact_boundary"' in line)
+    after = next(i for i in range(boundary, len(lines)) if b'"type":"assistant"' in lines[i])
+    t = tmp_path / f"{sid}.jsonl"
+    t.write_bytes(b"".join(lines[:after]))
+    assert hook("SessionStart", payload(sid, t, "SessionStart", source="compact")).returncode == 0
+    compacted = next(r["payload"] for r in recs if r["payload"]["context_window"]["total_input_tokens"] == 0
+                     and r["payload"]["context_window"]["current_usage"] is not None)
+    now = compacted | {"transcript_path": str(t), "cwd": str(tmp_path)}
+    assert statusline(now, NO_COLOR="1", COLUMNS="200") == "○ no API call since the compaction yet"
+    assert statusline(now, NO_COLOR="1", COLUMNS="30") == "○ no call since compaction"
+    words = " ".join(sw("status", "--session", sid).stdout.decode().split())
+    assert "white: no API call since the compaction yet" in words
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_bytes(b"".join(lines[:1]))
+    line = statusline(recs[0]["payload"] | {"session_id": "fresh", "transcript_path": str(fresh), "cwd": str(tmp_path)},
+                      NO_COLOR="1", COLUMNS="200")
+    assert line == "○ waiting for the first API call"

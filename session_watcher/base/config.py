@@ -441,6 +441,42 @@ def load_sources(project_dir: str | None) -> tuple[Config, list[tuple[str, dict[
     return cfg, used, errors
 
 
+# what an old name's value means now, as `doctor` and `config show` say it
+NOW_MEANS = {("guard", "ask"): "the prompt held back once, with priced choices and the handoff prepared, "
+                               "only once the cache has surely expired"}
+
+
+def now_named(key: str, value: Any) -> Any:
+    """`value` by its name now where it is a choice's earlier name (`guard`'s "block": "ask"), else as
+    it is: what `config set` writes."""
+    k = next((k for k in KEYS if k.name == key), None)
+    return k.aliases.get(value, value) if k is not None and isinstance(value, str) else value
+
+
+def old_names(project_dir: str | None) -> list[str]:
+    """Each value a file that counts spells by an earlier name (`guard = "block"`), said with the name
+    it is read as and what that means now (`doctor`, `config show`): the config reads it so without a
+    word, and the user who wrote it meant something else once."""
+    said = []
+    for file, _layer in load_sources(project_dir)[1]:
+        try:
+            doc = _read_toml(file)
+        except ConfigError:
+            continue
+        for k in KEYS:
+            if not k.aliases:
+                continue
+            value: object = doc
+            for part in k.name.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if isinstance(value, str) and value in k.aliases:
+                now = k.aliases[value]
+                means = NOW_MEANS.get((k.name, now))
+                said.append(f'{file}: {k.name} = "{value}" is an old name, read as "{now}"'
+                            + (f": {means}" if means else "") + f' (`config set {k.name} {now}` writes it so)')
+    return said
+
+
 def get_value(project_dir: str | None, key: str) -> tuple[Any, str | None, list[str]]:
     """`key`'s effective value (None: not set, worked out at run time), the file it comes from (None:
     the default, or the built-in prices) and the errors of the files left out (`config get`). An
@@ -616,6 +652,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         key, value = _price_key(file, key, value)
         if key != "prices":  # the value given, named as given (not the file's); a price row is checked
             _check("config set", key, value)  # merged with the file's (below)
+        value = now_named(key, value)  # `guard block` written "ask": `doctor` would say the old name
         if project and key not in PROJECT_KEYS:
             raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                               f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}",
@@ -788,9 +825,10 @@ def _read_text(file: str) -> str:
 
 
 def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80, unread: list[str] | None = None,
-              ) -> str:
+              renamed: list[str] | None = None) -> str:
     """The effective config as TOML (what `config show` prints): the files it came from, in the order
-    they count, as comments (and a project's file that is there but not read, `unread`); a key with
+    they count, as comments (and a project's file that is there but not read, `unread`; a value spelt
+    by an old name, `renamed`: `old_names`); a key with
     no value (derived at run time) as a comment too; the comments wrapped within `width` columns (a
     path is never cut)."""
     import tomlkit
@@ -805,8 +843,10 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80, u
     comment("session-watcher config: the defaults, then each file below that exists, the later winning")
     for f in files:  # a path one word for `wrap`: its spaces held as NULs (no path holds one) till written
         comment(f"  {f.replace(' ', chr(0))}{'' if os.path.exists(f) else '  (not present)'}")
-    for f in unread or ():
-        comment(f"not read: {f.replace(' ', chr(0))} (a project has one file: the one above counts)")
+    # a project's file not read; a value spelt by its earlier name and what it means now (`old_names`)
+    for said in [f"not read: {f.replace(' ', chr(0))} (a project has one file: the one above counts)"
+                 for f in unread or ()] + list(renamed or ()):
+        comment(said)
     unset = []
     tables = []
     for key, value in effective.items():

@@ -66,14 +66,17 @@ def add_parser(sub: Any) -> None:
     s = sub.add_parser("config", description="Show or edit the config.")
     project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
     project_file_help = ("edit the project DIR's file instead: DIR/.claude/session-watcher.toml or "
-                         "DIR/.codex/session-watcher.toml, the one there (`config path` names it)")
+                         "DIR/.codex/session-watcher.toml, the one there (`config path --project DIR` names it)")
     csub = s.add_subparsers(metavar="ACTION")
     c = csub.add_parser("show", help="the effective config and where it came from, as TOML")
     c.add_argument("--project", metavar="DIR", help=project_help)
-    c.add_argument("--json", action="store_true", help="{files, effective, errors, unread} for programs")
+    c.add_argument("--json", action="store_true", help="{files, effective, errors, unread, renamed} for programs")
     c.set_defaults(func=config_show)
-    c = csub.add_parser("path", help="the config files")
-    c.add_argument("--project", metavar="DIR", help=project_help)
+    c = csub.add_parser("path", help="your config file's path, alone on its line (for `$EDITOR \"$(...)\"`); "
+                                     "`config show` says which files are there")
+    c.add_argument("--project", metavar="DIR", nargs="?", const="",
+                   help="the project's file instead: the one read, else the one `config set --project` makes (DIR "
+                        "omitted: $CLAUDE_PROJECT_DIR, else the current folder)")
     c.set_defaults(func=config_path)
     c = csub.add_parser("get", help="KEY's effective value and where it comes from (default, user or project config)")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
@@ -385,7 +388,20 @@ def health(ns: argparse.Namespace) -> int:
 def _project(ns: argparse.Namespace) -> str | None:
     from session_watcher.state.shell import project_root, working_folder
 
-    return project_root(getattr(ns, "project", None), working_folder())
+    stated = getattr(ns, "project", None) or None  # "": `config path --project`, the project of the folder
+    return project_root(stated and project_dir(stated), working_folder())
+
+
+def project_dir(given: str) -> str:
+    """`--project DIR` as an absolute path. A relative DIR in a folder removed since (a shell left in a
+    deleted checkout) names nothing: said so (it said only "No such file or directory"), as the
+    commands that take the folder for the project name no project there (`shell.working_folder`)."""
+    from session_watcher.state.shell import working_folder
+
+    if not os.path.isabs(given) and working_folder() is None:
+        raise UserError(f"--project {given}: the folder this command runs in is gone (removed since); "
+                        "name the project by its full path")
+    return os.path.abspath(given)
 
 
 def config_show(ns: argparse.Namespace) -> int:
@@ -399,10 +415,13 @@ def config_show(ns: argparse.Namespace) -> int:
     unread = paths.project_config_unread(project)
     if unread:  # a project's second file: one is read, the other named so that nobody edits it in vain
         doc["unread"] = unread
+    renamed = config.old_names(project)
+    if renamed:  # guard = "block": read as "ask", said so
+        doc["renamed"] = renamed
     if ns.json:
         _emit(doc)
     else:
-        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns(), unread)))
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns(), unread, renamed)))
     from session_watcher.base import route
 
     for err in errors:
@@ -411,14 +430,23 @@ def config_show(ns: argparse.Namespace) -> int:
 
 
 def config_path(ns: argparse.Namespace) -> int:
-    from session_watcher.base import config, paths
+    """One path on stdout, nothing else (`$EDITOR "$(session-watcher config path)"`): your file, or
+    with `--project` the project's, the one read, else the one `config set --project` makes there.
+    Whether a file is there is `config show`'s to say; a project's second file, not read, is named on
+    stderr (edited, it would change nothing)."""
+    from session_watcher.base import paths
 
+    if ns.project is None:
+        print(one_line(paths.user_config_file()))
+        return 0
     project = _project(ns)
-    files = config.config_files(project)
-    for f in files:
-        print(one_line(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
+    if project is None:
+        raise UserError("no project here: the folder this command runs in was removed since; "
+                        "give the project as --project DIR")
+    target, _why = project_target(project)
+    print(one_line(target))
     for f in paths.project_config_unread(project):
-        print(one_line(f"{f}  (not read: the project's file is {files[-1]})"))
+        say(f"{f} is not read: a project has one file, {target} counts", keep=[f, target])
     return 0
 
 
@@ -469,19 +497,20 @@ def config_set(ns: argparse.Namespace) -> int:
 
     why = ""
     if ns.project:
-        target, why = project_target(os.path.abspath(ns.project))
+        target, why = project_target(project_dir(ns.project))
     else:
         target = paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
         say(f"{target} could not be read as TOML: moved to {moved}, started afresh", keep=[target, moved])
-    # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
-    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    # what `config show` then says: the value as the config reads it (`block` written as `ask`)
+    effective, _errors = config.load_layers(project_dir(ns.project) if ns.project else _project(ns))
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
-    note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
+    note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, " + (
+        "its old name, written as this" if config.now_named(ns.key, value) != value else "read as this")
     where = f"{why}{note}; in {target}" if why else f"in {target}{note}"  # the path last: `)` after it
     _said(f"{ns.key} = {said}  ({where})", target)
     return 0
@@ -490,10 +519,10 @@ def config_set(ns: argparse.Namespace) -> int:
 def config_unset(ns: argparse.Namespace) -> int:
     from session_watcher.base import config, paths
 
-    target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
+    target = paths.project_config_file(project_dir(ns.project)) if ns.project else paths.user_config_file()
     removed = config.unset_value(target, ns.key, project=bool(ns.project))
     # what `config show` then says: the default, or what another layer sets
-    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    effective, _errors = config.load_layers(project_dir(ns.project) if ns.project else _project(ns))
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None

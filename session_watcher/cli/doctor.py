@@ -406,6 +406,7 @@ def report() -> tuple[list[str], bool]:
         lines.append(f"config     ok, {used}; folder {_folder(paths.config_dir())}")
         for f in paths.project_config_unread(here):
             lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
+        lines += [f"config     {said}" for said in config.old_names(here)]  # guard = "block": what it is now
     except ConfigError as exc:
         ok = False
         lines.append(f"config     ERROR {exc}")

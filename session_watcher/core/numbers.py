@@ -89,13 +89,20 @@ def over_calls(n: object, until_compaction: object = False) -> str:
     return f"over the next {count} call{'' if count == '~1' else 's'}{until}"
 
 
+# the longest span said as it is (over 27 years: no session's); a longer one is a number a client or
+# a hand wrote (`seconds_since_last_response: 1e20` read "1157407407407407 days"), said as past it
+SPAN_MAX = 10_000 * 86_400
+PAST_SPAN_MAX = "over 10,000 days"
+
+
 def duration(seconds: object) -> str:
     """The one wording of a span: '45 s'; '1 min 30 s' and '4 min 59 s' under 10 minutes (where the
     seconds tell a cache's 5-minute edge apart); '23 min' under 90 minutes; '1 h 30 min', '3 h' under
-    two days; '2 days' beyond. Negative spans read as 0 s (a clock that stepped back)."""
+    two days; '2 days' beyond, up to 'over 10,000 days' (SPAN_MAX). Negative spans read as 0 s (a
+    clock that stepped back)."""
     v = _finite(seconds)
-    if v is None:
-        return UNKNOWN
+    if v is None or v > SPAN_MAX:
+        return UNKNOWN if v is None else PAST_SPAN_MAX
     s = _half_up(max(0.0, v))
     if s < 60:
         return f"{s} s"
@@ -113,10 +120,12 @@ def duration(seconds: object) -> str:
 
 def exact_duration(seconds: object) -> str:
     """'4 min 59 s', '1 h 00 min 10 s': every second, for evidence where rounding would blur an
-    edge (a gap just under a cache's lifetime against one just over it)."""
+    edge (a gap just under a cache's lifetime against one just over it); past SPAN_MAX as `duration`."""
     v = _finite(seconds)
     if v is None:
         return UNKNOWN
+    if v > SPAN_MAX:
+        return PAST_SPAN_MAX
     h, rest = divmod(_half_up(max(0.0, v)), 3600)
     m, sec = divmod(rest, 60)
     if h:
@@ -129,10 +138,10 @@ def exact_duration(seconds: object) -> str:
 def duration_cell(seconds: object) -> str:
     """A span in a table's column, at most 5 characters: '42s', '4m59', '52m', '3h05', '47h59', '4d02h';
     the same steps as `duration` (seconds kept under 10 minutes), for the report's session table
-    that has to fit 100 columns."""
+    that has to fit 100 columns; past SPAN_MAX '>10kd'."""
     v = _finite(seconds)
-    if v is None:
-        return UNKNOWN
+    if v is None or v > SPAN_MAX:
+        return UNKNOWN if v is None else ">10kd"
     s = _half_up(max(0.0, v))
     if s < 60:
         return f"{s}s"

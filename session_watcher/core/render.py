@@ -1,14 +1,15 @@
 """The status line: one line from the status document. Pure.
 
-`● amber: restart saves $0.89 · bill 1/3 · cache 4:32 · health B · ctx 62%` - the lamp (colour and glyph); in
-amber or red, what to do and what it saves (in dollars, or for a subscriber in the plan's 5-hour
-window when the user's own samples let it be estimated: `restart saves ~2% of 5h`); the bill cycles
-the next alert waits for n/N (only in deep water); the client's cache countdown; a subscriber's 5-hour
-and 7-day use; the health grade and the context occupancy. Before the first API call it says only
-that. `--verbose` adds the model's position (x against the sweet spot) and the bill premium. Parts are
-dropped from the right end of the priority list until the line fits the terminal's columns, and the
-advice is shortened first. The lamp in words (`lamp_words`) is here too; `session-watcher status`'s
-other lines are `core.statustext`'s (the status line never draws them).
+`● amber: restart saves $0.89 · bill 1/3 · cache 4:32 · health B · ctx 62%` - the lamp (colour and
+glyph); in amber or red, what to do and what it saves (in dollars, or for a subscriber in the plan's
+5-hour window when the user's own samples let it be estimated: `restart saves ~2% of 5h`); the bill
+cycles the next alert waits for n/N (only in deep water); the client's cache countdown; a
+subscriber's 5-hour and 7-day use; the health grade and the context occupancy. Before the first API
+call it says only that (before the first since a compaction, that: `waiting_words`). `--verbose`
+adds the model's position (x against the sweet spot) and the bill premium. Parts are dropped from
+the right end of the priority list until the line fits the terminal's columns, and the advice is
+shortened first. The lamp in words (`lamp_words`) is here too; `session-watcher status`'s other
+lines are `core.statustext`'s (the status line never draws them).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True, verbos
     x, xs, bp = doc.get("x"), doc.get("xSweet"), doc.get("br")
     say: list[tuple[str, str]] = []
     if doc.get("L") is None or x is None:  # no API call yet: no figure of the session to show
-        words = next((w for w in WAITING if 2 + len(w) <= columns), "")
+        words = next((w for w in waiting_words(doc) if 2 + len(w) <= columns), "")
         waiting = _paint(GLYPH["white"], COLOR["white"], color) + (" " + words if words else "")
         return _fit(waiting, 1 + len(words) + bool(words), [], _plan_parts(doc), columns)
     if lamp in ("amber", "red") or doc.get("coldReturn"):  # a cold return: a restart now, whatever the lamp
@@ -259,9 +260,22 @@ def lamp_words(doc: Mapping[str, Any], idle: float | None = None) -> str:
 def _no_call_words(doc: Mapping[str, Any]) -> str:
     """No call in the segment yet: of the session, or since the context was reset (its segment's
     start: a compaction, or an old Claude Code's /clear in the same session)."""
-    calls, segment, compactions = doc.get("calls"), doc.get("segment"), doc.get("compactions")
-    if not isinstance(calls, int) or calls <= 0 or not isinstance(segment, int) or segment <= 0:
-        return "no API call yet"
+    return waiting_words(doc)[1] if _no_call_at_all(doc) else waiting_words(doc)[0]
+
+
+def waiting_words(doc: Mapping[str, Any]) -> tuple[str, str]:
+    """The status line's words before the segment's first call, long and short: `status`'s own
+    (`_no_call_words`) once the session has had calls, shortened on a narrow line."""
+    if _no_call_at_all(doc):
+        return WAITING
+    segment, compactions = doc.get("segment"), doc.get("compactions")
     if compactions == segment:
-        return "no API call since the compaction yet"
-    return "no API call since /clear yet" if not compactions else "no API call since the last compaction or /clear yet"
+        return "no API call since the compaction yet", "no call since compaction"
+    if not compactions:
+        return "no API call since /clear yet", "no call since /clear"
+    return "no API call since the last compaction or /clear yet", "no call since compaction or /clear"
+
+
+def _no_call_at_all(doc: Mapping[str, Any]) -> bool:
+    calls, segment = doc.get("calls"), doc.get("segment")
+    return not isinstance(calls, int) or calls <= 0 or not isinstance(segment, int) or segment <= 0

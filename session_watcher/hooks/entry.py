@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import sys
 
-MAX_STDIN = 64 << 20
+# small enough that its parse ends well within the hook's timeout (docs/architecture.md, the figures
+# in docs/benchmarks.md); a payload larger (a Read of a large PDF: its base64) is read to its end and
+# dropped unparsed: the hook exits 0 without a word, and the next event folds the transcript, which
+# holds the calls (no hook reads a payload's tool_response)
+MAX_STDIN = 8 << 20
 INJECT = "SessionStart inject"  # the one row of hooks.run.EVENTS whose run is "inject", not a fold
 # the agent the plugin's own hooks (`hook EVENT [inject]`) run for: agents.claude_code's name, spelled
 # here so that its SessionStart hook imports no registry (tests/test_handoff.py holds the two alike)
@@ -29,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdin is None:  # stdin closed (`<&-`): no payload, nothing to fold and nothing to log
         return 0
     try:
-        raw = sys.stdin.buffer.read(MAX_STDIN)
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:  # never parsed: its parse alone could outlast the hook's timeout
+            return _dropped(event, len(raw))
         # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row
         one_start = agent is not None and agent.one_start_hook
         if (one_start and event == "SessionStart") or " ".join(argv[:2]) == INJECT:
@@ -51,6 +57,19 @@ def main(argv: list[str] | None = None) -> int:
         from session_watcher.base.logs import log_exception
 
         log_exception(f"hook {event}", exc)
+    return 0
+
+
+def _dropped(event: str, size: int) -> int:
+    """A payload past MAX_STDIN, read to its end and dropped (a hook that exits before the client has
+    written its input breaks the pipe: Claude Code's write fails, Codex says "failed to write hook
+    stdin: Broken pipe"), and logged."""
+    while chunk := sys.stdin.buffer.read(1 << 20):
+        size += len(chunk)
+    from session_watcher.base.logs import log
+
+    log(f"hook {event}: a payload of {size} bytes, past the {MAX_STDIN >> 20} MiB a hook parses, dropped "
+        "(the next event folds the transcript)")
     return 0
 
 

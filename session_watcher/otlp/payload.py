@@ -90,7 +90,11 @@ def any_value(v: Any) -> dict[str, Any]:
 
 
 def key_values(attrs: Attrs) -> list[dict[str, Any]]:
-    return [{"key": k, "value": any_value(v)} for k, v in attrs.items() if v is not None]
+    """The attributes in OTLP/JSON, each but a None and a float no number holds (NaN, an infinity: a
+    damaged state's alert): left out, so both encodings agree (OTLP/JSON had it null, and protobuf's
+    `ParseDict` refused it, which stopped the logs' http/protobuf export)."""
+    return [{"key": k, "value": any_value(v)} for k, v in attrs.items()
+            if v is not None and not (type(v) is float and v - v != 0.0)]
 
 
 def nanos(seconds: float) -> str:

@@ -32,16 +32,36 @@ if TYPE_CHECKING:
     Kind = Literal["paths", "reasons", "readPaths"]
 
 SHARDS = 64
+# the largest int a shard's check takes (a float holds it exactly, as state.store's); one past it is a
+# damage's or a hand's (no count of lines or tokens comes near), and one of 400 digits made the fold raise
+INT_MAX = fastjson.PAYLOAD_INT
+# a text's digits as "0", every other byte a space: a run of 16 zeros there is a number that may be
+# past INT_MAX (15 digits are not); a shard without one needs no bound checked, value by value
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG = b"0" * len(str(INT_MAX))
 MAX_SHARD_BYTES = 64 << 20
 KINDS: tuple[Kind, ...] = ("paths", "reasons", "readPaths")
 
 
-def sound(doc: Mapping[str, Any], kinds: Iterable[Kind]) -> bool:
+def short_numbers(data: bytes) -> bool:
+    """Whether a shard's text holds no run of 16 digits: then no int in it is past INT_MAX, and
+    `sound` need not look (a path of such digits only sends it to look)."""
+    return _LONG not in data.translate(_DIGITS)
+
+
+def sound(doc: Mapping[str, Any], kinds: Iterable[Kind], bounded: bool = False) -> bool:
     """Whether every value of a shard's `kinds` the fold reads is of its kind (core.shapes.PathEntry;
-    `type(v) is`: a bool is no number, as none is written where one is): a damaged or hand-edited
-    shard's path entry whose `tokens` was a list made every fold of its session raise, so its state
-    was never saved again. Spelled out, not through state.store's table of kinds (a call a value):
-    `status` checks every shard, a hook the few it loads (docs/benchmarks.md)."""
+    `type(v) is`: a bool is no number, as none is written where one is) and every int within
+    +-INT_MAX (unless `bounded`: `short_numbers` found none past it): a damaged or hand-edited
+    shard's path entry whose `tokens` was a list, or an int of 400 digits, made every fold of its
+    session raise, so its state was never saved again. Spelled out, not through state.store's table
+    of kinds (a call a value): `status` checks every shard, a hook the few it loads
+    (docs/benchmarks.md)."""
+    kinds = tuple(kinds)
+    return _typed(doc, kinds) and (bounded or _within(doc, kinds))
+
+
+def _typed(doc: Mapping[str, Any], kinds: tuple[Kind, ...]) -> bool:
     for kind in kinds:
         part = doc[kind]
         if kind == "reasons":
@@ -71,6 +91,19 @@ def _entries(part: Mapping[str, Any]) -> bool:
             if type(r) is not list or len(r) != 2 or type(r[0]) is not int or type(r[1]) is not int:
                 return False
     return True
+
+
+def _within(doc: Mapping[str, Any], kinds: tuple[Kind, ...]) -> bool:
+    """Every int of a shard's `kinds` (of their kinds: `_typed`) within +-INT_MAX."""
+    ints: list[int] = []
+    if "readPaths" in kinds:
+        ints.extend(doc["readPaths"].values())
+    if "paths" in kinds:
+        for e in doc["paths"].values():
+            ints += (e["lines"], e["overhead"], e["pendingEdit"], e["calibration"], e["tokens"], e["reads"])
+            for r in e["ranges"]:
+                ints += r
+    return not ints or (min(ints) >= -INT_MAX and max(ints) <= INT_MAX)
 
 
 def shard_of(path: str) -> int:
@@ -155,7 +188,7 @@ class PathShards:
                 and all(isinstance(doc.get(k), dict) for k in KINDS)):
             raise ShardRejected(f"{file}: not a path-map shard")
         kinds = KINDS if doc["segment"] == state["engine"]["segment"] else KINDS[1:]
-        if not sound(doc, kinds):  # a value the fold cannot read as what it is: every run raised on it
+        if not sound(doc, kinds, short_numbers(data)):  # a value the fold cannot read as what it is
             raise ShardRejected(f"{file}: a path entry of another shape")
         self.raw[n] = data
         for kind in kinds:  # an older segment's path entries no longer count; its reasons do

@@ -48,7 +48,7 @@ def _shape_ok(doc: object, session_id: str) -> bool:
             and all(isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
             and isinstance(doc["tools"].get("done"), dict) and isinstance(doc["tools"].get("pending"), dict)
             and isinstance(h.get("tail"), str) and isinstance(head, list) and len(head) == 3
-            and all(type(n) is int for n in head)
+            and all(type(n) is int and -INT_MAX <= n <= INT_MAX for n in head)
             and all(isinstance(a, dict) for a in doc["alerts"]))  # each read as an object (hooks.run)
 
 
@@ -62,7 +62,9 @@ def _shape_ok(doc: object, session_id: str) -> bool:
 # which a state holding any of the path map's three maps itself (none is saved so) passes too.
 # Kinds: "c" a count (an int, 0 or more), "i" an int, "n" a finite number (NaN and the infinities read
 # back from a file are no figure), "s" a string, "b" a bool, "d" an object, "l" a list; "?": or null.
+# An int is one within +-INT_MAX (a float holds it exactly, as a payload's: fastjson.PAYLOAD_INT).
 _KINDS = {"s": str, "b": bool, "d": dict, "l": list}
+INT_MAX = fastjson.PAYLOAD_INT
 _ENGINE = {
     "segment": "c", "segCalls": "c", "calls": "c", "compactions": "c", "expectBoundary": "b", "floor": "i?",
     "L": "i?", "lastTs": "n?", "ttl": "s?", "shared": "i?", "gN": "c", "bFull": "i", "bIncl": "i", "ledger": "l",
@@ -97,8 +99,9 @@ _VALUES = {**_PARAMS, "notify": "d", "guard": "s", "handoff_stale_min": "n", "pr
 
 def _ok(v: object, kind: str) -> bool:
     t = type(v)
-    if t is int:
-        return kind[0] == "i" or kind[0] == "n" or (kind[0] == "c" and v >= 0)  # type: ignore[operator]
+    if t is int:  # within +-INT_MAX: one of 400 digits made the fold's arithmetic raise
+        return -INT_MAX <= v <= INT_MAX and (  # type: ignore[operator]
+            kind[0] == "i" or kind[0] == "n" or (kind[0] == "c" and v >= 0))  # type: ignore[operator]
     if t is float:
         return kind[0] == "n" and v - v == 0.0  # type: ignore[operator]
     if v is None:
@@ -134,7 +137,8 @@ def damage(doc: dict[str, Any]) -> list[str]:
     if e["lamp"] not in (None, "white", "green", "amber", "red"):
         bad.append("engine.lamp")
     if type(e["ledger"]) is list and not all(  # [path, open tokens, calls seen, chars behind, original tokens]
-            type(x) is list and len(x) == 5 and type(x[0]) is str and all(type(n) is int for n in x[1:])
+            type(x) is list and len(x) == 5 and type(x[0]) is str
+            and all(type(n) is int and -INT_MAX <= n <= INT_MAX for n in x[1:])
             for x in e["ledger"]):
         bad.append("engine.ledger")
     for stream in ("main", "sub"):
@@ -144,7 +148,8 @@ def damage(doc: dict[str, Any]) -> list[str]:
             type(b) is dict and not [k for k, kind in _BUCKET.items() if not _ok(b.get(k), kind)]
             for b in other.values())):
         bad.append("meter.other")
-    if not all(type(r) is list and len(r) == 7 and type(r[0]) is str and all(type(n) is int for n in r[1:])
+    if not all(type(r) is list and len(r) == 7 and type(r[0]) is str
+               and all(type(n) is int and -INT_MAX <= n <= INT_MAX for n in r[1:])
                for r in m["recent"].values()):  # meter.RECENT_MAX of them at most
         bad.append("meter.recent")
     _bad(doc["health"], _HEALTH, "health.", bad)
