@@ -499,3 +499,15 @@ def test_a_payload_past_the_stdin_cap_is_not_read(tmp_path: Path) -> None:
     assert f"hook PostToolUse: a payload of {len(raw)} bytes, past the 8 MiB a hook parses, dropped" in log_text()
     quiet_ok(hook("PostToolUse", padded("within", cap), timeout=120))
     assert meter("within")["main"]["calls"] > 0
+
+
+def test_an_input_that_never_ends_is_drained_no_further_than_its_bound(tmp_path: Path) -> None:
+    """An endless stdin (a device, a client that never stops writing) is read to DRAIN_MAX and no
+    further: the hook exits 0 silently instead of reading until the client's timeout kills it."""
+    from session_watcher.hooks.entry import DRAIN_MAX
+
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(launcher("hook", "PostToolUse"), stdin=zero, capture_output=True, timeout=300,
+                              check=False)
+    quiet_ok(proc)
+    assert f"a payload of over {DRAIN_MAX >> 20} MiB (read no further), past the 8 MiB" in log_text()

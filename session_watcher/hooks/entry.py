@@ -16,6 +16,9 @@ import sys
 # dropped unparsed: the hook exits 0 without a word, and the next event folds the transcript, which
 # holds the calls (no hook reads a payload's tool_response)
 MAX_STDIN = 8 << 20
+# a payload is drained to this much and no further: an input that never ends (a client's fault, a
+# device) must not hold the hook until its timeout; past it the client's write breaks, as it would
+DRAIN_MAX = 256 << 20
 INJECT = "SessionStart inject"  # the one row of hooks.run.EVENTS whose run is "inject", not a fold
 # the agent the plugin's own hooks (`hook EVENT [inject]`) run for: agents.claude_code's name, spelled
 # here so that its SessionStart hook imports no registry (tests/test_handoff.py holds the two alike)
@@ -61,14 +64,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dropped(event: str, size: int) -> int:
-    """A payload past MAX_STDIN, read to its end and dropped (a hook that exits before the client has
-    written its input breaks the pipe: Claude Code's write fails, Codex says "failed to write hook
-    stdin: Broken pipe"), and logged."""
-    while chunk := sys.stdin.buffer.read(1 << 20):
+    """A payload past MAX_STDIN, read to its end (up to DRAIN_MAX) and dropped (a hook that exits
+    before the client has written its input breaks the pipe: Claude Code's write fails, Codex says
+    "failed to write hook stdin: Broken pipe"), and logged."""
+    while size <= DRAIN_MAX and (chunk := sys.stdin.buffer.read(1 << 20)):
         size += len(chunk)
     from session_watcher.base.logs import log
 
-    log(f"hook {event}: a payload of {size} bytes, past the {MAX_STDIN >> 20} MiB a hook parses, dropped "
+    said = f"{size} bytes" if size <= DRAIN_MAX else f"over {DRAIN_MAX >> 20} MiB (read no further)"
+    log(f"hook {event}: a payload of {said}, past the {MAX_STDIN >> 20} MiB a hook parses, dropped "
         "(the next event folds the transcript)")
     return 0
 
