@@ -368,6 +368,33 @@ def test_the_best_schedule_drops_no_restart_that_could_win() -> None:
     assert restarted > 20  # schedules of several restarts, not just none
 
 
+def test_each_segment_s_restarts_are_its_own_calls() -> None:
+    """The backtest's figures by segment name each policy's restarts after that segment's calls, and
+    all of them together are the session's (the best schedule's restarts across the chain's
+    compactions, the advice's, the single restart's): one pass over a policy's restarts puts each in
+    the segment it falls in, the first call of a segment included."""
+    rng = random.Random(3538)
+    placed = 0
+    for _ in range(40):
+        ch = mixed_chain(rng)
+        if len(ch.segs) < 2:
+            continue
+        autos = {ch.segs[b + 1].calls[0].call: a for b, a in enumerate(ch.autos)}
+        firsts = [s.calls[0].call for s in ch.segs]
+        follow = {"alert": sorted(rng.sample([c.call for c in ch.calls], 4) + firsts[1:]),
+                  "sweetSpot": firsts[1:]}
+        doc = bt.backtest(ch.calls, ch.shared, follow, autos)
+        for name, whole in doc["policies"].items():
+            seen: list[int] = []
+            for seg in doc["segmentList"]:
+                after = seg["policies"][name]["restartsAfter"]
+                assert all(seg["firstCall"] <= n <= seg["lastCall"] for n in after), (name, seg)
+                seen += after
+                placed += sum(1 for n in after if n == seg["firstCall"])
+            assert seen == whole["restartsAfter"]
+    assert placed > 20  # restarts after a segment's first call, where a wrong segment is easiest taken
+
+
 @pytest.fixture
 def awkward_prices() -> Iterator[None]:
     """The user's own prices (the config's `[prices]`), none a short binary fraction: the read price

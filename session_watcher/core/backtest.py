@@ -36,6 +36,7 @@ core.closedloop); `hindsight` (the best schedule, any number of restarts per seg
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -268,6 +269,12 @@ def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[
         costs = {name: ch.schedule_costs(ks) for name, ks in chosen.items() if ks}
         whole = _policy(*ch.total(costs.get("hindsight", ch.actual)), *ch.total(ch.actual), []) \
             if per_segment is not None else None
+        # each policy's restarts by segment, in their order (a pass over them, not one per segment)
+        by_seg: dict[str, list[list[int]]] = {name: [[] for _ in ch.segs] for name in chosen}
+        for name, ks in chosen.items():
+            for k in ks:
+                if 0 <= k < len(ch.calls):
+                    by_seg[name][bisect_right(ch.starts, k) - 1].append(ch.calls[k].call)
         for b, seg in enumerate(ch.segs):
             lo = ch.starts[b]
             hi = lo + len(seg.calls)
@@ -276,7 +283,7 @@ def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[
             pol: dict[str, Policy] = {}
             for name, ks in chosen.items():
                 units, usd = seg.total(costs[name][lo:hi]) if ks else (base_units, base_usd)
-                after = [ch.calls[k].call for k in ks if lo <= k < hi]
+                after = by_seg[name][b]
                 pol[name] = _policy(units, usd, base_units, base_usd, after)
                 sums[name].append(units)
                 usd_sums[name].append(usd or 0.0)

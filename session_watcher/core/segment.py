@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from bisect import insort
+from operator import mul
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core import prices
@@ -75,8 +76,11 @@ class Segment:
         known: dict[str | None, _Priced] = {}  # a session's calls name a model or two
         self.price = [known[c.model] if c.model in known else known.setdefault(c.model, _price(c.model))
                       for c in self.calls]
-        self.unpriced = any(_price(m).usd is None for c in self.calls for m, *_ in c.extra if m is not None)
-        self.actual = [c.cr + c.cw5m * p.w5m + c.cw1h * p.w1h + self._extra(c, p, 0)
+        self.unpriced = any(_price(m).usd is None for c in self.calls if c.extra for m, *_ in c.extra if m is not None)
+        # each call's read unit in USD, when every call has one (`priced`): asked of every segment's totals
+        self._usd = None if self.unpriced or any(p.usd is None for p in known.values()) else \
+            [p.usd or 0.0 for p in self.price]
+        self.actual = [c.cr + c.cw5m * p.w5m + c.cw1h * p.w1h + (self._extra(c, p, 0) if c.extra else 0.0)
                        for c, p in zip(self.calls, self.price, strict=True)]
         # the TTL class each call writes at (an unsplit or empty write inherits the last one seen)
         self.ttl: list[str] = []
@@ -171,14 +175,16 @@ class Segment:
         return out
 
     def priced(self) -> bool:
-        return not self.unpriced and all(p.usd is not None for p in self.price)
+        return self._usd is not None
 
     def total(self, costs: Sequence[float]) -> tuple[float, float | None]:
         """(read units, USD or None when a call's model has no dollar price)."""
         units = math.fsum(costs)
-        if not self.priced():
+        if self._usd is None:
             return units, None
-        return units, math.fsum(v * (p.usd or 0.0) for v, p in zip(costs, self.price, strict=True))
+        if len(costs) != len(self._usd):
+            raise ValueError("a cost for each call")
+        return units, math.fsum(map(mul, costs, self._usd))
 
     def value(self, k: int | None) -> float:
         """What the policies are compared by: USD when every call is priced, else read units."""
@@ -187,9 +193,9 @@ class Segment:
 
     def weights(self) -> list[float]:
         """What one read unit of each call is worth in the comparison: USD when priced, else 1."""
-        if not self.priced():
+        if self._usd is None:
             return [1.0] * len(self.calls)
-        return [p.usd or 0.0 for p in self.price]
+        return list(self._usd)
 
     def values(self) -> list[float]:
         """value(k) for every restart point, in one pass instead of one per point.
