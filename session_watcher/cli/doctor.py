@@ -407,9 +407,9 @@ def report() -> tuple[list[str], bool]:
         for f in paths.project_config_unread(here):
             lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
         lines += [f"config     {said}" for said in config.old_names(here)]  # guard = "block": what it is now
-    except ConfigError as exc:
+    except ConfigError:  # each file left out, in the words `status`, `health` and `report` say it on stderr
         ok = False
-        lines.append(f"config     ERROR {exc}")
+        lines += [f"config     ERROR {config.left_out(err)}" for err in config.load_layers(here)[1]]
     installs = route.plugin_installs()
     lines += _settings_lines(any(on for _, _, on in installs))
     lines += _plugin_hooks_lines(installs)
