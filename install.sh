@@ -8,7 +8,8 @@
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
 #   ./install.sh --reinstall  pip again though the venv holds this very build (it is skipped then: the rest is done)
 # Honours CLAUDE_CONFIG_DIR (default ~/.claude; a comma-separated list: settings in the first, your sessions from each), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
-# The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
+# The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention). With the Claude Code plugin enabled
+# too, the last line says each hook runs twice and how to keep one route, as doctor says it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mode=install
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
         --no-demo) mode=nodemo ;;
         --reinstall) reinstall=1 ;;
         --data) shift; data="$1" ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
         *) echo "install.sh: unknown option $1"' (`./install.sh --help` lists the options)' >&2; exit 2 ;;
     esac
     shift
@@ -231,7 +232,10 @@ fi
 "$venv/bin/python" -m session_watcher.cli.install add "$venv/bin"
 "$venv/bin/python" -m session_watcher.cli.install_codex add "$venv/bin"  # where Codex is present
 "$venv/bin/python" -m session_watcher.cli.install link "$bin"
-[ "$mode" = nodemo ] && exit 0
+# the run's last words where the Claude Code plugin is enabled too: each hook runs twice, and the
+# command that keeps either route, as doctor says it (cli.install twice)
+twice() { "$venv/bin/python" -m session_watcher.cli.install twice || true; }
+[ "$mode" = nodemo ] && { twice; exit 0; }
 
 echo
 # what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add),
@@ -327,3 +331,4 @@ elif { [ -n "${SESSION_WATCHER_CODEX:-}" ] && [ -x "$SESSION_WATCHER_CODEX" ]; }
 else
     say "== no Claude Code sessions in $projects yet: start one, and watch the status line." "$@"
 fi
+twice

@@ -405,6 +405,45 @@ def test_a_venv_whose_python_is_gone_is_made_again_and_a_failed_pip_leaves_no_re
     assert not (venv / ".install-build").exists()
 
 
+def test_an_install_beside_the_enabled_plugin_says_each_hook_runs_twice(box: dict[str, Any]) -> None:
+    """The Claude Code plugin of session-watcher enabled too: install.sh (with the demo and without)
+    ends saying what doctor says on its settings line (each hook runs twice, the command that keeps
+    either route), in its words; a disabled plugin, or none, gets no such line."""
+    b: Box = box["box"]
+    before = b.settings().read_text()
+    plugins = b.claude / "plugins"
+    root = plugins / "cache" / "session-watcher" / "session-watcher" / "0.1.0"
+    (root / "hooks").mkdir(parents=True)
+    shutil.copy(REPO / "session_watcher" / "hooks" / "hooks.json", root / "hooks" / "hooks.json")
+    (plugins / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "session-watcher@session-watcher": [{"scope": "user", "installPath": str(root), "version": "0.1.0"}]}}))
+    try:
+        for enabled in (True, False):
+            doc = json.loads(before)
+            doc["enabledPlugins"] = {"session-watcher@session-watcher": enabled}
+            b.settings().write_text(json.dumps(doc, indent=2))
+            doctor = subprocess.run([str(b.bin), "doctor"], env=b.env(), capture_output=True, text=True, timeout=120,
+                                    check=False)
+            said = [ln.removeprefix("settings   ") for ln in doctor.stdout.splitlines() if ln.startswith("settings ")]
+            for args in (("--no-demo",), ()):
+                got = b.install(*args)
+                assert got.returncode == 0, got.stdout + got.stderr
+                last = got.stdout.rstrip("\n").splitlines()[-1]
+                if enabled:
+                    assert said == [f"{b.settings()}: hooks for {', '.join(sorted(EVENTS))}; the enabled plugin "
+                                    "registers them too, so each runs twice (harmless, slower): keep one route, "
+                                    "install.sh's for the status line (`claude plugin uninstall "
+                                    "session-watcher@session-watcher`), or the plugin's (`./install.sh --uninstall`)"
+                                    ], doctor.stdout
+                    assert last == f"== {said[0]}", (args, got.stdout)
+                else:
+                    assert "runs twice" not in got.stdout, (args, got.stdout)
+                    assert "runs twice" not in doctor.stdout, doctor.stdout
+    finally:
+        shutil.rmtree(plugins)
+        b.settings().write_text(before)
+
+
 def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     """Runs last of the install.sh tests: it removes the venv. What stays is named: the session
     states, and the config `config set` wrote (it was left unsaid: a user who wanted everything gone

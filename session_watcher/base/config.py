@@ -424,7 +424,7 @@ def load_sources(project_dir: str | None) -> tuple[Config, list[tuple[str, dict[
                 refused = [k for k in doc if k not in PROJECT_KEYS and (k in TABLES or k in known_keys())]
                 if refused:
                     errors.append(f"{file}: {', '.join(repr(k) for k in refused)} may only be set in your own config "
-                                  f"({paths.user_config_file()}); ignored here, the file's other keys apply")
+                                  f"({paths.user_config_file()}); ignored here, {OTHER_KEYS_APPLY}")
                     doc = {k: v for k, v in doc.items() if k not in refused}
             layer = validate(file, doc, project=i > 0)
             if i > 0 and project_dir and layer.get("include"):
@@ -439,6 +439,17 @@ def load_sources(project_dir: str | None) -> tuple[Config, list[tuple[str, dict[
     cfg["cliff"] = load_cliff()
     use_prices(cfg)
     return cfg, used, errors
+
+
+OTHER_KEYS_APPLY = "the file's other keys apply"  # a project file's user-only keys refused, the file used
+
+
+def left_out(error: str) -> str:
+    """A config file that cannot be used (`error`, one of `load_layers`'), in the words `doctor` says it
+    and `status`, `health` and `report` say once on stderr (`cli.messages.say_left_out`; the hooks and
+    the status line only log it): the file, what is wrong, that it is left out, where to see more."""
+    said = error if error.endswith(OTHER_KEYS_APPLY) else f"{error}; the file is left out (none of its settings apply)"
+    return f"{said}: `{_command()} config show` says more"
 
 
 # what an old name's value means now, as `doctor` and `config show` say it

@@ -247,10 +247,22 @@ def _dispatch(args: list[str]) -> int:
     """Parse `args` with the command's part of the tree and run its `func`. `report` (text or `--json`)
     and `replay` in the forms people and programs run them are read without argparse
     (`cli.report.report_args`, `cli.commands.replay_args`). Every command prices with the user's own
-    prices (`prices` in their config; a bad file is left out, as `config show` says)."""
+    prices (`prices` in their config; a bad file is left out, as `config show` says, and `report`
+    says so once on stderr when it has run: its figures are priced without it; a report that fails
+    says its one error)."""
     from session_watcher.base import config
 
-    config.load_layers(None)
+    _, errors = config.load_layers(None)
+    code = _run(args)
+    if args[:1] == ["report"] and errors:
+        from session_watcher.cli.messages import say_left_out
+
+        say_left_out(errors, config.config_files(None))
+    return code
+
+
+def _run(args: list[str]) -> int:
+    """`_dispatch`'s command run."""
     if args[:1] == ["report"]:
         from session_watcher.cli.report import command, report_args
 

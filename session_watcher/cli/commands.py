@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
-from session_watcher.cli.messages import NOT_A_FILE, say
+from session_watcher.cli.messages import LEFT_OUT_HELP, NOT_A_FILE, say, say_left_out
 from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
 from session_watcher.core.usererrors import NoSession, UsageError, UserError
@@ -38,14 +38,15 @@ def add_parser(sub: Any) -> None:
     """This module's commands in the CLI's parser tree (their lines in `--help`: cli.COMMANDS)."""
     s = sub.add_parser("status", description="Where one session stands: the lamp, the position against the sweet "
                                              "spot, the baseline a restart would carry, the cache. "
-                                             + SESSION_SENTENCE)
+                                             + SESSION_SENTENCE + " " + LEFT_OUT_HELP)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
     s.add_argument("--json", action="store_true", help="the full status document")
     s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
     s.set_defaults(func=status)
 
-    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_SENTENCE)
+    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_SENTENCE
+                                             + " " + LEFT_OUT_HELP)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
@@ -138,7 +139,7 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
                         keep=[os.path.dirname(path)])
     try:
         with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
-            cfg = opened.config()
+            cfg, _ = shell.load_config(opened.state)  # a file left out: said by the command (`session_found`)
             cursor = opened.state.get("cursor") or {}
             read_to = copy.deepcopy((opened.state.get("cursor"), opened.state.get("subCursors")))
             # alerts it fires are left for the next hook to deliver, as the status line leaves them
@@ -264,6 +265,8 @@ def session_found(target: str | None, command: str | None = None) -> tuple[State
             unread: list[str] = []
             subagent_files(transcript, found.session_id, unread)
             say_unread(unread, command)
+        if command is not None and state["config"].get("error"):  # a file left out, as the hooks left it out
+            _say_left_out(state["context"].get("project"))
         return state, cfg, found
     if found.transcript is None:
         raise NoSession(f"session {found.session_id}: no transcript on disk to fold")
@@ -274,6 +277,15 @@ def session_found(target: str | None, command: str | None = None) -> tuple[State
     if command is not None:
         say_unread(asked["unread"], command)
     return state, cfg, found
+
+
+def _say_left_out(project: str | None) -> None:
+    """Say on stderr each config file of `project` (None: the user's alone) that cannot be used, left out
+    of the figures a command shows (`messages.say_left_out`), once: a daily command is where it is seen
+    (the hooks and the status line say it only in the log)."""
+    from session_watcher.base import config
+
+    say_left_out(config.load_layers(project)[1], config.config_files(project))
 
 
 def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:

@@ -254,16 +254,11 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
             continue
         hooks = doc.get("hooks", {}) if isinstance(doc, dict) else {}
         hooks = hooks if isinstance(hooks, dict) else {}  # an odd entry is the installer's to name
-        ours = sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
-        if ours and plugin_on:  # both routes: each event's hook runs twice (docs/install.md)
-            from session_watcher.cli.install_codex import record_file
+        from session_watcher.cli.install import hooks_of_ours, twice_words
 
-            # --uninstall takes all the install added: Codex's hooks too, which the plugin does not register
-            codex = ", which takes its Codex hooks too" if os.path.exists(record_file()) else ""
-            out.append(f"settings   {settings}: hooks for {', '.join(ours)}; the enabled plugin registers "
-                       "them too, so each runs twice (harmless, slower): keep one route, install.sh's for "
-                       "the status line (`claude plugin uninstall session-watcher@session-watcher`), or the "
-                       f"plugin's (`./install.sh --uninstall`{codex})")
+        ours = hooks_of_ours(hooks)
+        if ours and plugin_on:  # both routes: each event's hook runs twice (docs/install.md)
+            out.append(f"settings   {twice_words(settings, ours)}")
         elif ours or not plugin_on:
             out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")
         else:
@@ -407,9 +402,9 @@ def report() -> tuple[list[str], bool]:
         for f in paths.project_config_unread(here):
             lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
         lines += [f"config     {said}" for said in config.old_names(here)]  # guard = "block": what it is now
-    except ConfigError as exc:
+    except ConfigError:  # each file left out, in the words `status`, `health` and `report` say it on stderr
         ok = False
-        lines.append(f"config     ERROR {exc}")
+        lines += [f"config     ERROR {config.left_out(err)}" for err in config.load_layers(here)[1]]
     installs = route.plugin_installs()
     lines += _settings_lines(any(on for _, _, on in installs))
     lines += _plugin_hooks_lines(installs)

@@ -528,8 +528,9 @@ def main(argv: list[str]) -> int:
         if argv[:1] == ["add"] and len(argv) == 2:
             return add(argv[1])
         # install.sh's questions: whether Claude Code's settings hold our install; where its sessions are
-        alone: dict[str, Callable[[], int]] = {"remove": remove, "installed": _installed, "projects": projects}
-        if argv[:1] == ["remove"] or argv in (["installed"], ["projects"]):
+        alone: dict[str, Callable[[], int]] = {"remove": remove, "installed": _installed, "projects": projects,
+                                               "twice": twice}
+        if argv[:1] == ["remove"] or argv in (["installed"], ["projects"], ["twice"]):
             return alone[argv[0]]()
         if argv[:1] == ["link"] and len(argv) == 2:
             return link(argv[1])
@@ -537,7 +538,7 @@ def main(argv: list[str]) -> int:
             _say_for_install_sh(argv[1], argv[2:])
             return 0
     print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | installed | link COMMAND | "
-          "projects | say TEXT [PATH...]",
+          "projects | twice | say TEXT [PATH...]",
           file=sys.stderr)
     return 2
 
@@ -546,6 +547,45 @@ def _installed() -> int:
     from session_watcher.cli.agents_here import claude_installed
 
     return 0 if claude_installed() else 1
+
+
+def hooks_of_ours(hooks: dict[str, Any]) -> list[str]:
+    """The events whose hooks in a settings file's `hooks` table are session-watcher's (install.sh's)."""
+    return sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
+
+
+def twice_words(settings: str, ours: list[str]) -> str:
+    """What doctor's `settings` line says (`doctor._settings_lines`), and install.sh at its end
+    (`twice`), where `settings` holds install.sh's hooks for the events `ours` and the plugin is
+    enabled too: each hook runs twice, and the command that keeps either route."""
+    from session_watcher.cli.agents_here import codex_record  # install_codex's record_file
+
+    # --uninstall takes all the install added: Codex's hooks too, which the plugin does not register
+    codex = ", which takes its Codex hooks too" if os.path.exists(codex_record()) else ""
+    return (f"{settings}: hooks for {', '.join(ours)}; the enabled plugin registers them too, so each runs twice "
+            "(harmless, slower): keep one route, install.sh's for the status line (`claude plugin uninstall "
+            f"session-watcher@session-watcher`), or the plugin's (`./install.sh --uninstall`{codex})")
+
+
+def twice() -> int:
+    """install.sh's last line where the Claude Code plugin of session-watcher is enabled too and the
+    settings file holds install.sh's hooks: each hook runs twice, and the command that keeps either
+    route, in doctor's words (`twice_words`). Nothing where only one route's hooks are set."""
+    from session_watcher.base import route
+
+    if not any(on for _, _, on in route.plugin_installs()):
+        return 0
+    path = settings_file()
+    try:
+        doc = json.loads(paths.read_file(path, SETTINGS_MAX))
+    except (OSError, ValueError):  # gone or unreadable since `add`: doctor names it
+        return 0
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    ours = hooks_of_ours(hooks) if isinstance(hooks, dict) else []
+    if ours:
+        print()
+        _say_for_install_sh(f"== {twice_words(path, ours)}", [path])
+    return 0
 
 
 def projects() -> int:

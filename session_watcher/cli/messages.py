@@ -30,6 +30,24 @@ def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -
         pass
 
 
+# what `status`, `health` and `report` say in their help of a config file that cannot be used
+LEFT_OUT_HELP = "A config file left out for an error is named once on stderr, in the words of `doctor`."
+
+_said: set[str] = set()  # the config errors `say_left_out` said in this process
+
+
+def say_left_out(errors: Sequence[str], files: Sequence[str]) -> None:
+    """Say on stderr, once per process and error, each config file `status`, `health` or `report` ran
+    without (`errors`: `config.load_layers`' for the config `files`, each path kept whole), in the
+    words `doctor` uses (`config.left_out`)."""
+    from session_watcher.base import config
+
+    for error in errors:
+        if error not in _said:
+            _said.add(error)
+            say(config.left_out(error), keep=files)
+
+
 def json_text(doc: object, indent: int | None = None, separators: tuple[str, str] | None = None) -> str:
     """`json.dumps(doc, ...)` as every JSON the CLI writes: standard JSON, so a figure JSON cannot hold
     (NaN, an infinity; no price the config takes makes one: `config.PRICE_FLOOR`) is written null.

@@ -47,13 +47,14 @@ def add_parser(sub: Any) -> None:
     import argparse
 
     from session_watcher.base.route import cli_command
+    from session_watcher.cli.messages import LEFT_OUT_HELP
 
     p = sub.add_parser(
         "report",
         description="Cache warmth, idle-gap cost, the inferred cache-TTL cliff and cold-start causes "
         "across every Claude Code and Codex session on this machine.",
         epilog=f"One session's page: `{cli_command()} report session [SESSION] --html OUT.html` (or --serve for a "
-        "live view); `report session --help` for more.",
+        "live view); `report session --help` for more. " + LEFT_OUT_HELP,
     )
     p.add_argument(
         "--projects",
