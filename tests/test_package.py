@@ -245,11 +245,13 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # `made_by`: the client's rule for a fork's copied call, one for the report's rows and the fold's tally
     # (`decode_dir`, `DirRecord`: a record's working folder read by the struct, `head_dir`'s other path;
     # `STAMP_TABLES`, its type `StampTables`, `decode_call_unchecked`: `stamp_to_epoch` and `decode_call`
-    # written out in its loop)
+    # written out in its loop; `USAGE`, `COMPACT`: the hooks' markers of a call's and a compaction's line,
+    # the two of `transcript.MARKERS` the report searches for)
     "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "CallRecord", "DirRecord", "Usage", "counts_sample",
                                                      "decode_call", "decode_dir", "stamp_to_epoch", "usage_reading",
                                                      "STAMP_TABLES", "StampTables", "decode_call_unchecked"},
-                      "agents.claude_code.transcript": {"call_key", "iso_to_epoch", "made_by", "usage_reading"}},
+                      "agents.claude_code.transcript": {"COMPACT", "USAGE", "call_key", "iso_to_epoch", "made_by",
+                                                        "usage_reading"}},
     # (the page takes the records replay's parse decodes, `bulkparse.tap`, while it reads a transcript)
     "reports.session_page_data": {"agents.claude_code": {"bulkparse"},
                                   "agents.claude_code.records": {"Block", "Input", "Message", "NOT_JSON", "Record",
