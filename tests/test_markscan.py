@@ -77,6 +77,20 @@ def test_the_parsers_search_the_hooks_markers_in_one_order() -> None:
     assert often > 10 * seldom > 0, (often, seldom)
 
 
+@pytest.mark.parametrize("marker", MARKERS)
+def test_the_hooks_parser_and_replays_read_a_line_by_each_marker(marker: bytes) -> None:
+    """The hooks' `parse_lines` spells the markers out (constants on the hooks' path): a line holding
+    any one of `transcript.MARKERS` is parsed (braces around no JSON: bad), one holding none is not
+    (its braces pass unread), and a bad line holding one is bad once: so replay's parse counts them
+    (its line-by-line count of the lines it does not parse passes over the marked ones)."""
+    from session_watcher.agents.claude_code import bulkparse
+
+    # the marker in braces; the marker cut, in braces; the marker in no braces
+    lines = [b"{" + marker + b"}", b"{" + marker[1:-1] + b"}", b"x" + marker]
+    assert [transcript.parse_lines([line])[1] for line in lines] == [1, 0, 1]
+    assert [bulkparse.parse_lines([line])[1] for line in lines] == [1, 0, 1]
+
+
 def test_a_marker_after_the_last_newline_is_not_a_line(finders: tuple[markscan.Find, ...]) -> None:
     chunk = b'{"a":1}\n{"usage":2}\n{"usage":3'  # the last line is not complete yet
     assert list(markscan.marked_lines(chunk, finders, chunk.rfind(b"\n") + 1)) == [(8, 19, 2)]
