@@ -26,20 +26,17 @@ Writes OUT/codex_small.md and OUT/codex_small.json. Nothing here asserts a time.
 
 from __future__ import annotations
 
-import argparse
 import compileall
-import json
-import os
 import statistics
-import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bench import run as bench_run
-from bench.versus import ROOT, env_for, wait_run
-from bench.versus_codex import FIXTURES, copy_home
+from bench.versus import ROOT, Run, env_for, wait_run
+from bench.versus_codex import copy_home, source_arguments
+
+if TYPE_CHECKING:
+    import argparse
 
 # pip's console-script wrapper as pip 23-24 write it for `session-watcher = session_watcher.cli:run`
 PIP_WRAPPER = ("#!{python}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom session_watcher.cli import run\n"
@@ -129,28 +126,18 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _arguments(ap: argparse.ArgumentParser) -> None:
+    source_arguments(ap, "a source tree whose runs join each round (through pip's wrapper)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.codex_small", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=15)
-    ap.add_argument("--source", type=Path, default=FIXTURES, help="the rollouts (default: the shared fixtures)")
-    ap.add_argument("--before", type=Path, help="a source tree whose runs join each round (through pip's wrapper)")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
-    ap.add_argument("--fresh-venv", action="store_true", help="measure the venv install.sh makes")
-    args = ap.parse_args(argv)
-
-    def say(msg: str) -> None:
-        print(f"[codex_small {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    python = bench_run.fresh_venv(args.out.resolve(), say) if args.fresh_venv else Path(sys.executable)
+    run = Run("codex_small", __doc__, 15, _arguments, argv)
+    args, python, res = run.args, run.python, run.res
+    res["repeat"] = args.repeat
     command = python.parent / "session-watcher"
-    res: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
-                           "install": "install.sh's venv" if args.fresh_venv else "this venv", "repeat": args.repeat}
     with tempfile.TemporaryDirectory(prefix="sw-codex-small-") as name:
         tmp = Path(name)
-        cc = bench_run.find_ccusage(bench_run.Bench(bench_run.scale_for(True, None), args.out.resolve(), tmp,
-                                                    python, python.parent))
+        cc = run.ccusage(tmp)
         home = tmp / "codex-home"
         copy_home(args.source, home)
         # ours: the venv's own command; this venv's (an editable install of another checkout, maybe)
@@ -165,14 +152,10 @@ def main(argv: list[str] | None = None) -> int:
             compileall.compile_dir(str(args.before.resolve() / "session_watcher"), quiet=1)
         compileall.compile_dir(str(ROOT / "session_watcher"), quiet=1)  # a --fresh-venv's are compiled by pip
         runs_of = cases(python, cc, home, tmp, trees)
-        runs = measure(runs_of, tmp, args.repeat, say)
+        runs = measure(runs_of, tmp, args.repeat, run.say)
         res["summary"] = summary(runs_of, runs)
         res["runs"] = runs
-    res["loadEnd"] = os.getloadavg()
-    (args.out / "codex_small.json").write_text(json.dumps(res, indent=1))
-    (args.out / "codex_small.md").write_text(render(res))
-    print(render(res))
-    return 0
+    return run.finish(render)
 
 
 if __name__ == "__main__":

@@ -32,10 +32,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import generate, real_corpus
 from bench import run as bench_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 # ../shared beside a clone; ../../shared beside a worktree in a folder of worktrees
@@ -225,40 +228,70 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.versus", description=__doc__)
+class Run:
+    """One run of a side-by-side bench (this one, bench.versus_codex, bench.codex_small), the part
+    their `main`s share: the arguments all take (`--repeat`, `--out`, `--fresh-venv`, then the
+    bench's own), its lines on stderr, the venv it measures, the results' document and its two files,
+    OUT/NAME.json and OUT/NAME.md."""
+
+    def __init__(self, name: str, doc: str | None, repeat: int, own: Callable[[argparse.ArgumentParser], None],
+                 argv: list[str] | None, **res: Any) -> None:
+        ap = argparse.ArgumentParser(prog=f"python -m bench.{name}", description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+        ap.add_argument("--repeat", type=int, default=repeat)
+        ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+        ap.add_argument("--fresh-venv", action="store_true",
+                        help="measure the venv install.sh makes (what a user runs) instead of this one")
+        own(ap)
+        self.name = name
+        self.args = args = ap.parse_args(argv)
+        self.out: Path = args.out
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.python = bench_run.fresh_venv(self.out.resolve(), self.say) if args.fresh_venv else Path(sys.executable)
+        self.res: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                    "load": os.getloadavg(),
+                                    "install": "install.sh's venv" if args.fresh_venv else "this venv", **res}
+
+    def say(self, msg: str) -> None:
+        print(f"[{self.name} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+    def ccusage(self, tmp: Path) -> list[str] | None:
+        """ccusage's command, as bench.run finds it (its native binary, else its node wrapper)."""
+        return bench_run.find_ccusage(bench_run.Bench(bench_run.scale_for(True, None), self.out.resolve(), tmp,
+                                                      self.python, self.python.parent))
+
+    def finish(self, render: Callable[[dict[str, Any]], str]) -> int:
+        """The load at the end; the document written as JSON and as `render`'s text, which is printed."""
+        self.res["loadEnd"] = os.getloadavg()
+        (self.out / f"{self.name}.json").write_text(json.dumps(self.res, indent=1))
+        text = render(self.res)
+        (self.out / f"{self.name}.md").write_text(text)
+        print(text)
+        return 0
+
+
+def _arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--sections", default="report,replay")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--replay-sizes", default="100MB", help="replay's generated sessions (e.g. 100MB,1GB)")
     ap.add_argument("--also", type=Path, action="append", default=[],
                     help="another venv's bin folder whose replay runs in the same rounds (a before/after)")
-    ap.add_argument("--fresh-venv", action="store_true",
-                    help="measure the venv install.sh makes (what a user runs) instead of this one")
-    args = ap.parse_args(argv)
 
-    def say(msg: str) -> None:
-        print(f"[versus {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
-    python = bench_run.fresh_venv(args.out.resolve(), say) if args.fresh_venv else Path(sys.executable)
-    bindir = python.parent
-
-    cache = args.out.resolve() / "cache"
+def main(argv: list[str] | None = None) -> int:
+    run = Run("versus", __doc__, 3, _arguments, argv)
+    args = run.args
+    bindir = run.python.parent
+    run.res["python"] = str(run.python)
+    cache = run.out.resolve() / "cache"
     cache.mkdir(parents=True, exist_ok=True)
-    res: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
-                           "python": str(python), "install": "install.sh's venv" if args.fresh_venv else "this venv"}
     sections = set(args.sections.split(","))
     with tempfile.TemporaryDirectory(prefix="sw-versus-") as tmp:
         if "report" in sections:
-            report(res, bindir, Path(tmp), cache, args.repeat, say)
+            report(run.res, bindir, Path(tmp), cache, args.repeat, run.say)
         if "replay" in sections:
             sizes = [generate.parse_size(x) for x in args.replay_sizes.split(",")]
-            replay(res, bindir, Path(tmp), cache, args.repeat, say, sizes, args.also)
-    res["loadEnd"] = os.getloadavg()
-    (args.out / "versus.json").write_text(json.dumps(res, indent=1))
-    (args.out / "versus.md").write_text(render(res))
-    print(render(res))
-    return 0
+            replay(run.res, bindir, Path(tmp), cache, args.repeat, run.say, sizes, args.also)
+    return run.finish(render)
 
 
 if __name__ == "__main__":

@@ -16,20 +16,17 @@ Writes OUT/versus_codex.md and OUT/versus_codex.json. Nothing here asserts a tim
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import shutil
-import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bench import run as bench_run
 from bench.generate import parse_size
-from bench.versus import ROOT, env_for, med, wait_run
+from bench.versus import ROOT, Run, env_for, med, wait_run
+
+if TYPE_CHECKING:
+    import argparse
 
 FIXTURES = next((p for p in (ROOT.parent / "shared" / "fixtures" / "codex",
                              ROOT.parent.parent / "shared" / "fixtures" / "codex") if p.is_dir()),
@@ -114,41 +111,32 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.versus_codex", description=__doc__)
-    ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--size", type=parse_size, default=250_000_000, help="the replicated home's size")
+def source_arguments(ap: argparse.ArgumentParser, before: str) -> None:
+    """The Codex benches' own arguments (this one's, bench.codex_small's): the rollouts, a tree before."""
     ap.add_argument("--source", type=Path, default=FIXTURES, help="the rollouts (default: the shared fixtures)")
-    ap.add_argument("--before", type=Path, help="a source tree whose report runs in the same rounds")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
-    ap.add_argument("--fresh-venv", action="store_true", help="measure the venv install.sh makes")
-    args = ap.parse_args(argv)
+    ap.add_argument("--before", type=Path, help=before)
 
-    def say(msg: str) -> None:
-        print(f"[versus_codex {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    python = bench_run.fresh_venv(args.out.resolve(), say) if args.fresh_venv else Path(sys.executable)
-    bindir = python.parent
-    res: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
-                           "install": "install.sh's venv" if args.fresh_venv else "this venv", "rows": []}
+def _arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--size", type=parse_size, default=250_000_000, help="the replicated home's size")
+    source_arguments(ap, "a source tree whose report runs in the same rounds")
+
+
+def main(argv: list[str] | None = None) -> int:
+    run = Run("versus_codex", __doc__, 7, _arguments, argv, rows=[])
+    args, bindir, say = run.args, run.python.parent, run.say
     with tempfile.TemporaryDirectory(prefix="sw-versus-codex-") as name:
         tmp = Path(name)
-        cc = bench_run.find_ccusage(bench_run.Bench(bench_run.scale_for(True, None), args.out.resolve(), tmp,
-                                                    python, bindir))
+        cc = run.ccusage(tmp)
         fixtures = tmp / "fixtures"
         copy_home(args.source, fixtures)
-        res["rows"].append(measure(bindir, cc, fixtures, tmp, args.repeat, args.before, say))
+        run.res["rows"].append(measure(bindir, cc, fixtures, tmp, args.repeat, args.before, say))
         if args.size:
             big = tmp / "replicated"
             say(f"replicating the rollouts to {args.size / 1e6:.0f} MB")
             replicate(args.source, big, args.size)
-            res["rows"].append(measure(bindir, cc, big, tmp, args.repeat, args.before, say))
-    res["loadEnd"] = os.getloadavg()
-    (args.out / "versus_codex.json").write_text(json.dumps(res, indent=1))
-    (args.out / "versus_codex.md").write_text(render(res))
-    print(render(res))
-    return 0
+            run.res["rows"].append(measure(bindir, cc, big, tmp, args.repeat, args.before, say))
+    return run.finish(render)
 
 
 if __name__ == "__main__":

@@ -292,6 +292,19 @@ def test_a_note_an_earlier_release_wrote_unquoted_is_given_quoted(tmp_path: Path
     assert taken["note"] == note  # the note as it was written: `handoff --show` and the child's record
 
 
+@pytest.mark.parametrize("text", ["  a\n> b\n\n\x1b[31mc\u200b  ", "\none\n", "", "x\r\ny"])
+def test_quote_is_the_old_notes_quoting_of_the_cleaned_text_cut(text: str) -> None:
+    """One rule of quoting: `quote` cleans and cuts the text, then puts every line behind QUOTE as
+    `quoted_lines` does, which quotes an old note's lines as they are (its first and last blank
+    lines kept: `quote` itself would drop them, and change the note's bytes)."""
+    from session_watcher.core.text import clean
+
+    assert core.quote(text, 1000) == core.quoted_lines(clean(text).strip())
+    assert core.quoted_lines(text).split("\n") == [core.QUOTE + line for line in text.split("\n")]
+    if text != text.strip():
+        assert core.quoted_lines(clean(text)) != core.quote(text, 1000)
+
+
 @pytest.mark.parametrize("raw", [b"", b"\x00\xff", b"[]", b'{"source": "clear"}',
                                  b'{"source": "clear", "session_id": "../x", "cwd": "/tmp"}',
                                  b'{"source": "clear", "session_id": "a", "cwd": 5}'])

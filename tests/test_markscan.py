@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from session_watcher.agents.claude_code import transcript
 from session_watcher.core import markscan
+from session_watcher.reports import parse
 from tests.oracle import TRANSCRIPTS
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", b"<handoff>")
+# replay's markers, in its order (the four-marker loop's); the report's two are the second and third
+MARKERS = transcript.MARKERS
 
 
 def reference(chunk: bytes, markers: tuple[bytes, ...]) -> list[tuple[int, int, int]]:
@@ -47,7 +50,7 @@ def finders(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 def test_marked_lines_are_the_lines_holding_a_marker(finders: tuple[markscan.Find, ...]) -> None:
     rng = random.Random(35)
     pieces = [b"x", b'"', b"\n", b"{", b"}", b"usage", b'"usage"', b'""usage"', b'"tool_', b"tool_", b"compact_",
-              b"compact_boundary", b"<handoff>", b"<hand", b"off>", b'\\"usage\\"']
+              b"compact_boundary", b"<handoff>", b"<hand", b"off>", b'\\"usage\\"', *MARKERS]
     for _ in range(3000):
         chunk = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
         end = chunk.rfind(b"\n") + 1
@@ -56,6 +59,36 @@ def test_marked_lines_are_the_lines_holding_a_marker(finders: tuple[markscan.Fin
             pair = (MARKERS[i], MARKERS[j])
             got = list(markscan.marked_lines(chunk, (finders[i], finders[j]), end))
             assert got == reference(chunk, pair), (chunk, pair)
+
+
+def test_the_parsers_search_the_hooks_markers_in_one_order() -> None:
+    """Replay's parse and the report's search the markers of the hooks' scanner (`transcript.MARKERS`,
+    one tuple), the report's in the order of replay's (each parser's bits come from its markers'
+    places): none can drift from another. The order is the one the four-marker loop is written for: the two
+    first markers mark more lines of the fixtures than the two last (those looked for again only once
+    passed)."""
+    from session_watcher.agents.claude_code import bulkparse
+
+    assert bulkparse.MARKERS == MARKERS
+    assert parse._MARKERS == MARKERS[1:3] == (transcript.USAGE, transcript.COMPACT)
+    lines = [line for path in sorted(TRANSCRIPTS.glob("*.jsonl")) for line in path.read_bytes().split(b"\n")]
+    often = sum(1 for line in lines if MARKERS[0] in line or MARKERS[1] in line)
+    seldom = sum(1 for line in lines if MARKERS[2] in line or MARKERS[3] in line)
+    assert often > 10 * seldom > 0, (often, seldom)
+
+
+@pytest.mark.parametrize("marker", MARKERS)
+def test_the_hooks_parser_and_replays_read_a_line_by_each_marker(marker: bytes) -> None:
+    """The hooks' `parse_lines` spells the markers out (constants on the hooks' path): a line holding
+    any one of `transcript.MARKERS` is parsed (braces around no JSON: bad), one holding none is not
+    (its braces pass unread), and a bad line holding one is bad once: so replay's parse counts them
+    (its line-by-line count of the lines it does not parse passes over the marked ones)."""
+    from session_watcher.agents.claude_code import bulkparse
+
+    # the marker in braces; the marker cut, in braces; the marker in no braces
+    lines = [b"{" + marker + b"}", b"{" + marker[1:-1] + b"}", b"x" + marker]
+    assert [transcript.parse_lines([line])[1] for line in lines] == [1, 0, 1]
+    assert [bulkparse.parse_lines([line])[1] for line in lines] == [1, 0, 1]
 
 
 def test_a_marker_after_the_last_newline_is_not_a_line(finders: tuple[markscan.Find, ...]) -> None:

@@ -370,6 +370,22 @@ def test_a_first_fold_of_a_long_session_delivers_no_past_alerts(tmp_path: Path) 
     assert _queued("late") == 0
 
 
+def _held_then_away(tmp_path: Path, session: str) -> Path:
+    """An overstaying session's transcript folded by Stop hooks up to its second reminder, held back
+    by the quiet period, and the quiet over since; the transcript's calls are months old."""
+    transcript = tmp_path / f"{session}.jsonl"
+    backstops = 0
+    for _ in _steps(overstaying(tmp_path, session), transcript, first=3):
+        before = len(load_state(session)["alerts"]) if state_file(session).exists() else 0
+        assert hook("Stop", payload(session, transcript)).returncode == 0
+        backstops += [a["kind"] for a in load_state(session)["alerts"][before:]].count("backstop")
+        if backstops == 2:
+            break
+    assert load_state(session)["notified"]["held"]["kind"] == "backstop"
+    _rewind(session, 601)  # the quiet is over
+    return transcript
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("guard", ["ask", "off"])
 def test_a_reminder_held_back_before_a_break_past_the_cache_is_not_sent_at_the_prompt(tmp_path: Path,
@@ -383,16 +399,7 @@ def test_a_reminder_held_back_before_a_break_past_the_cache_is_not_sent_at_the_p
     if guard == "off":
         cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
         cfg.write_text('guard = "off"\n' + cfg.read_text())
-    transcript = tmp_path / "away.jsonl"
-    backstops = 0
-    for _ in _steps(overstaying(tmp_path, "away"), transcript, first=3):
-        before = len(load_state("away")["alerts"]) if state_file("away").exists() else 0
-        assert hook("Stop", payload("away", transcript)).returncode == 0
-        backstops += [a["kind"] for a in load_state("away")["alerts"][before:]].count("backstop")
-        if backstops == 2:
-            break
-    assert load_state("away")["notified"]["held"]["kind"] == "backstop"
-    _rewind("away", 601)  # the quiet is over
+    transcript = _held_then_away(tmp_path, "away")
     proc = hook("UserPromptSubmit", payload("away", transcript, "UserPromptSubmit", prompt="go on"))
     assert proc.returncode == 0
     assert b"Reminder" not in proc.stdout, proc.stdout
@@ -400,3 +407,35 @@ def test_a_reminder_held_back_before_a_break_past_the_cache_is_not_sent_at_the_p
     assert b"cold cache" in proc.stdout if guard == "ask" else b"cold cache" not in proc.stdout
     assert hook("Stop", payload("away", transcript)).returncode == 0
     assert not any("Reminder" in q.get("systemMessage", "") for q in load_state("away").get("outbox") or [])
+
+
+@pytest.mark.slow
+def test_a_prompt_past_a_break_with_alerts_and_a_held_reminder_asks_the_guard_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt's run past a break beyond the cache with alerts to deliver (one a fold left pending)
+    and a reminder held back: `_gone_cold` drops the alerts as news of then and the held reminder,
+    and the run asks it once for both (hooks.run._asked_once); the same answer as the subprocess test
+    above: no reminder, nothing held, nothing pending."""
+    from session_watcher.hooks import run
+
+    _message_config()
+    transcript = _held_then_away(tmp_path, "twice")
+    path = state_file("twice")
+    doc = json.loads(path.read_bytes())
+    doc["alerts"][-1]["pending"] = True  # fired by a fold that could not deliver it
+    path.write_text(json.dumps(doc))
+    asked: list[bool] = []
+
+    def gone_cold(*args: object) -> bool:
+        asked.append(real(*args))  # type: ignore[arg-type]
+        return asked[-1]
+
+    real = run._gone_cold
+    monkeypatch.setattr(run, "_gone_cold", gone_cold)
+    out = run.run("UserPromptSubmit", json.dumps(payload("twice", transcript, "UserPromptSubmit",
+                                                         prompt="go on")).encode())
+    assert asked == [True]
+    assert "Reminder" not in json.dumps(out)
+    state = load_state("twice")
+    assert "held" not in state["notified"]
+    assert not any(a.get("pending") for a in state["alerts"])

@@ -215,6 +215,46 @@ def test_imports_run_down_the_layers() -> None:
     assert upward_imports(graph) == []
 
 
+# what the core (floor 0) may import beside its own modules: computation only. No module that reads or
+# writes files, streams, processes, the network or the clock (os, sys, io, pathlib, time, subprocess,
+# ...): the shells do that and hand the core its inputs (docs/architecture.md: "A pure core")
+CORE_MAY_IMPORT = {"__future__", "typing", "collections", "bisect", "heapq", "itertools", "math", "operator",
+                   "datetime", "fnmatch", "ntpath", "posixpath", "re", "unicodedata", "zlib", "json", "_json",
+                   "stringzilla"}
+
+
+def core_imports(root: Path) -> dict[str, set[str]]:
+    """Every module the core imports that is not the package's own (top-level name -> its importers),
+    at module level or inside functions."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((root / PACKAGE / "core").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top != PACKAGE:
+                    out.setdefault(top, set()).add(path.name)
+    return out
+
+
+def test_the_core_imports_nothing_that_does_io() -> None:
+    got = core_imports(REPO)
+    assert {"math", "typing"} <= set(got)  # the walk found the core's imports
+    assert {name: sorted(files) for name, files in got.items() if name not in CORE_MAY_IMPORT} == {}
+
+
+def test_the_core_check_finds_an_io_import(tmp_path: Path) -> None:
+    core = tmp_path / PACKAGE / "core"
+    core.mkdir(parents=True)
+    (core / "k.py").write_text("import math\n\ndef f():\n    import os.path\n    from time import time\n")
+    assert core_imports(tmp_path) == {"math": {"k.py"}, "os": {"k.py"}, "time": {"k.py"}}
+
+
 def test_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
     """The check itself can fail: state importing the CLI, and reports importing a peer (otlp)."""
     pkg = tmp_path / PACKAGE
@@ -245,11 +285,13 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # `made_by`: the client's rule for a fork's copied call, one for the report's rows and the fold's tally
     # (`decode_dir`, `DirRecord`: a record's working folder read by the struct, `head_dir`'s other path;
     # `STAMP_TABLES`, its type `StampTables`, `decode_call_unchecked`: `stamp_to_epoch` and `decode_call`
-    # written out in its loop)
+    # written out in its loop; `USAGE`, `COMPACT`: the hooks' markers of a call's and a compaction's line,
+    # the two of `transcript.MARKERS` the report searches for)
     "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "CallRecord", "DirRecord", "Usage", "counts_sample",
                                                      "decode_call", "decode_dir", "stamp_to_epoch", "usage_reading",
                                                      "STAMP_TABLES", "StampTables", "decode_call_unchecked"},
-                      "agents.claude_code.transcript": {"call_key", "iso_to_epoch", "made_by", "usage_reading"}},
+                      "agents.claude_code.transcript": {"COMPACT", "USAGE", "call_key", "iso_to_epoch", "made_by",
+                                                        "usage_reading"}},
     # (the page takes the records replay's parse decodes, `bulkparse.tap`, while it reads a transcript)
     "reports.session_page_data": {"agents.claude_code": {"bulkparse"},
                                   "agents.claude_code.records": {"Block", "Input", "Message", "NOT_JSON", "Record",

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from session_watcher.core.chains import Auto, Chain
 from session_watcher.core.chains import chains as _joined
 from session_watcher.core.eoq import G_MIN, real_request
-from session_watcher.core.segment import Call, Segment, _price
+from session_watcher.core.segment import Call, Segment, _price, by_segment
 from session_watcher.core.status import rounded
 
 if TYPE_CHECKING:
@@ -167,17 +167,8 @@ def _capture(alert: Mapping[str, Any], hindsight: Mapping[str, Any]) -> float | 
     return round(float(alert[key]) / float(best), 4)
 
 
-def _segments(calls: Sequence[Call]) -> list[list[Call]]:
-    out: list[list[Call]] = []
-    for c in calls:
-        if not out or out[-1][-1].segment != c.segment:
-            out.append([])
-        out[-1].append(c)
-    return out
-
-
 def segments(calls: Sequence[Call], shared: int) -> list[Segment]:
-    return [Segment(seg, shared) for seg in _segments(calls)]
+    return [Segment(seg, shared) for seg in by_segment(calls)]
 
 
 def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Chain]:
@@ -320,14 +311,14 @@ def stability(calls: Sequence[Call]) -> Stability:
     changes = sum(1 for a, b in pairwise(calls) if a.lamp != b.lamp)
     within = 0
     worst: float | None = None
-    for seg in _segments(calls):
+    for seg in by_segment(calls):
         n = sum(1 for a, b in pairwise(seg) if a.lamp != b.lamp)
         within += n
         if len(seg) >= LAMP_SEGMENT:
             worst = max(worst or 0.0, n / len(seg))
     moves = [abs(b.x_sweet / a.x_sweet - 1) for a, b in pairwise(calls)
              if a.segment == b.segment and a.x_sweet and b.x_sweet is not None]
-    late = [c.g for seg in _segments(calls) for c in seg[STABLE_AFTER:] if c.g is not None]
+    late = [c.g for seg in by_segment(calls) for c in seg[STABLE_AFTER:] if c.g is not None]
     at_floor = sum(1 for g in late if g <= G_MIN + 1e-6)
     p95 = percentile(moves, 95)
     return {

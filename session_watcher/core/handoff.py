@@ -374,7 +374,13 @@ def quote(text: str, limit: int) -> str:
     """Transcript text as quoted data: cleaned (`core.text.clean`: every control and invisible
     character a visible escape), cut to `limit`, every line behind QUOTE, so no line of it can
     read as the note's own framing."""
-    return "\n".join(QUOTE + line for line in _short(clean(text), limit).split("\n"))
+    return quoted_lines(_short(clean(text), limit))
+
+
+def quoted_lines(text: str) -> str:
+    """Every line of `text` behind QUOTE, as it is (`quote` cleans and cuts it first; a note of a
+    release before 2026-12-04 is quoted so when read, `hooks.inject`, already cleaned and cut whole)."""
+    return "\n".join(QUOTE + line for line in text.split("\n"))
 
 
 def field(text: str, limit: int = PATH_MAX) -> str:

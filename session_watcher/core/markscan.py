@@ -124,8 +124,11 @@ def _two_marked_lines(chunk: bytes | bytearray, fa: Find, fb: Find, end: int) ->
 
 
 def _four_marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
-    """`_marked_lines` of four markers, written out (the first two are most lines' markers, the
-    last two seldom found: each looked for again only once passed, as there)."""
+    """`_marked_lines` of four markers, written out (replay's, `transcript.MARKERS` in its order: the
+    first two are most lines' markers, the last two seldom found: each looked for again only once
+    passed, as there). Calling `_marked_lines` instead: the search alone 4.7 % of replay's parse of
+    the fixtures, 2-3 % of replay by that share; replay end to end could not tell at that load
+    (docs/benchmarks.md, 2026-12-07)."""
     rfind, find = chunk.rfind, chunk.find
     fa, fb, fc, fd = finders
     none = end + 1

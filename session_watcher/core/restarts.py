@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import prices
 from session_watcher.core.eoq import TTL_SECONDS
+from session_watcher.core.segment import by_segment
 from session_watcher.core.status import rounded
 
 if TYPE_CHECKING:
@@ -97,22 +98,13 @@ def price(parent_last: Call, child: Sequence[Call], priced: tuple[int | None, fl
     }
 
 
-def _segments(calls: Sequence[Call]) -> list[list[Call]]:
-    out: list[list[Call]] = []
-    for c in calls:
-        if not out or out[-1][-1].segment != c.segment:
-            out.append([])
-        out[-1].append(c)
-    return out
-
-
 def handoff(parent_id: str, parent: Sequence[Call], child_id: str, child: Sequence[Call],
             priced: tuple[int | None, float | None], cliff: Mapping[str, Any] | None = None,
             ) -> dict[str, Any] | None:
     """A restart through a handoff: the parent's last call to the child's first segment."""
     if not parent:
         return None
-    doc = price(parent[-1], _segments(child)[0] if child else [], priced, cliff)
+    doc = price(parent[-1], by_segment(child)[0] if child else [], priced, cliff)
     if doc is None:
         return None
     theirs, ours = prices.vendor(parent[-1].model), prices.vendor(child[0].model)
@@ -126,7 +118,7 @@ def idle_compactions(session_id: str, calls: Sequence[Call], cliff: Mapping[str,
     """The client's idle compactions in one session: a new segment after IDLE_COMPACTION_S of
     idleness on a 1-hour cache, priced as a restart from the segment before."""
     out = []
-    segs = _segments(calls)
+    segs = by_segment(calls)
     for before, after in pairwise(segs):
         last, first = before[-1], after[0]
         if last.ttl != "1h" or last.ts is None or first.ts is None or first.ts - last.ts < IDLE_COMPACTION_S:

@@ -49,6 +49,17 @@ class Call(NamedTuple):
         return "1h" if self.cw1h > 0 else "5m" if self.cw5m > 0 else None
 
 
+def by_segment(calls: Sequence[Call]) -> list[list[Call]]:
+    """The calls cut into runs of one segment each, in order (the backtest's segments, and the
+    restarts taken between them: `core.backtest`, `core.restarts`)."""
+    out: list[list[Call]] = []
+    for c in calls:
+        if not out or out[-1][-1].segment != c.segment:
+            out.append([])
+        out[-1].append(c)
+    return out
+
+
 
 # ----------------------------------------------------------------------------- one segment
 

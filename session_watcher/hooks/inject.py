@@ -135,12 +135,13 @@ def as_read(text: str) -> str | None:
 
 def _quoted(note: str) -> str:
     """A note a release before 2026-12-04 wrote (pending across an update), as a note is read now:
-    its first line, the preamble that says it is quoted data, every line of the rest behind QUOTE (its
-    own opening sentence, which the preamble says again, left out), then END; within CONTEXT_MAX."""
-    from session_watcher.core.handoff import END, PREAMBLE, QUOTE
+    its first line, the preamble that says it is quoted data, every line of the rest behind QUOTE
+    (`core.handoff.quoted_lines`, the rule `quote` applies; its own opening sentence, which the
+    preamble says again, left out), then END; within CONTEXT_MAX."""
+    from session_watcher.core.handoff import END, PREAMBLE, quoted_lines
     from session_watcher.core.text import cut_utf16
 
     head, _, rest = note.partition("\n")
     body = rest.split("\n", 1)[1] if "\n" in rest else ""
-    text = "\n".join([head, PREAMBLE, "", *(QUOTE + line for line in body.split("\n"))])
+    text = "\n".join([head, PREAMBLE, "", quoted_lines(body)])
     return cut_utf16(text, CONTEXT_MAX - 2 - len(END)) + "\n" + END

@@ -311,7 +311,8 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
             alert["pending"] = True
         alerts = []
     now = time.time()
-    alerts = _unshown(state, _news(state, alerts, plan["beforeCall"] and bool(alerts) and _gone_cold(state, cfg, now)))
+    gone_cold = _asked_once(lambda: _gone_cold(state, cfg, now))  # by the first step that needs it
+    alerts = _unshown(state, _news(state, alerts, plan["beforeCall"] and bool(alerts) and gone_cold()))
     if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
         from session_watcher.notifier.throttle import admit
 
@@ -324,7 +325,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         from session_watcher.notifier.throttle import release  # held back by the quiet period: now?
 
         before = len(state["notified"])
-        if plan["beforeCall"] and _gone_cold(state, cfg, now):  # priced on a cache gone since: history
+        if plan["beforeCall"] and gone_cold():  # priced on a cache gone since: history
             state["notified"].pop("held")
         alerts = release(state, cfg["notify"], now)
         marked = marked or bool(alerts) or len(state["notified"]) != before
@@ -336,7 +337,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         if plan["message"] and "message" not in notify["channels"]:
             notify = {**notify, "channels": [*notify["channels"], "message"]}
         out = notifier.dispatch(alerts, notify, agent=state["context"].get("agent"))
-    out, queued = _route(state, plan, said, out, lambda: _gone_cold(state, cfg, now))
+    out, queued = _route(state, plan, said, out, gone_cold)
     marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
@@ -475,6 +476,19 @@ def _gone_cold(state: State, cfg: Config, now: float) -> bool:
 
     cold = cold_cache(state, cfg, now)
     return bool(cold and cold["sure"])
+
+
+def _asked_once(ask: Callable[[], bool]) -> Callable[[], bool]:
+    """`ask`, called by the first call at most, its answer kept for the later ones: a run's
+    `_gone_cold` serves the news, a held reminder and the kept messages, one guard reading."""
+    answer: list[bool] = []
+
+    def once() -> bool:
+        if not answer:
+            answer.append(ask())
+        return answer[0]
+
+    return once
 
 
 def _unshown(state: State, alerts: list[Alert]) -> list[Alert]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import sys
 
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
+    COMPACT,
+    USAGE,
     call_key,
     iso_to_epoch,
     made_by,
@@ -63,8 +65,10 @@ MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
 # a run that reads fewer bytes than this (a warm report: the sessions in use grew by a few calls)
 # reads them the JSON way: msgspec's import would cost it more than the schema's decoding saves
 PLAIN_BELOW = 1 << 20
-_MARKERS = (b'"usage"', b"compact_boundary")
+_MARKERS = (USAGE, COMPACT)  # the hooks' markers (`transcript.MARKERS`) of a call and a compaction
 _FINDERS = tuple(finder(m) for m in _MARKERS)  # core.markscan: stringzilla's, else bytes.find and re
+# a marked line's bits (`markscan.marked_lines`': bit i for _MARKERS[i]; `_call_rows` sets them so too)
+_CALL_BIT, _COMPACT_BIT = 1 << _MARKERS.index(USAGE), 1 << _MARKERS.index(COMPACT)
 
 DIR_MARKER = b'"cwd"'  # then `:` and the value's opening quote, JSON's blanks allowed around the colon
 _BLANKS = b" \t\r\n"
@@ -372,14 +376,15 @@ def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None
     if plain:
         for start, stop, which in marked_lines(chunk, _FINDERS, end + 1):
             if stop - start <= MAX_LINE_BYTES:
-                _add(rows, line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2),
-                                    _plain))
+                _add(rows, line_row(chunk[start:stop], base + start, int_digits, bool(which & _CALL_BIT),
+                                    bool(which & _COMPACT_BIT), _plain))
         return rows, end + 1
     decoded = _schema()
     left: list[tuple[int, int, int, int]] = []  # (how many rows came before it, start, stop, markers)
     _rows_at_depth(chunk, base, end + 1, int_digits, rows, left)
     for before, start, stop, which in reversed(left):  # from the last: the places before it hold
-        row = line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2), decoded)
+        row = line_row(chunk[start:stop], base + start, int_digits, bool(which & _CALL_BIT), bool(which & _COMPACT_BIT),
+                       decoded)
         if row is not None:
             if row.__class__ is list:  # a call with other models' iterations (rare)
                 rows[before:before] = row
@@ -420,7 +425,8 @@ def _call_rows(chunk: bytes | bytearray, base: int, end: int, int_digits: int,  
     strings and its counts where its usage struct is equal (the same functions of the same values).
     A line this loop does not settle goes into `left` with the number of rows before it, for
     `line_row` (`parse_chunk`); the rows are the same either way (tests/test_report_parse_loop.py)."""
-    fa, fb = _FINDERS
+    fa, fb = _FINDERS  # `markscan.marked_lines`' search of two markers, written out: bit i for fa's, fb's
+    call_only = _CALL_BIT
     rfind, find = chunk.rfind, chunk.find
     decode = decode_call_unchecked  # msgspec's decoder of `CallRecord`, as `decode_call` calls it
     not_json = NOT_JSON
@@ -455,7 +461,7 @@ def _call_rows(chunk: bytes | bytearray, base: int, end: int, int_digits: int,  
         at = a if a < b else b
         if stop - start > MAX_LINE_BYTES:
             continue
-        if which != 1:  # a compaction mark (rare): `line_row`
+        if which != call_only:  # a compaction mark (rare): `line_row`
             left.append((len(rows), start, stop, which))
             continue
         line = chunk[start:stop]

@@ -704,22 +704,11 @@ class StoryTrace(list[Any]):
         `story_document`'s row, made from the same figures without the row."""
         e = state["engine"]
         self.lamp_at = {"amber": cfg["bp_amber"], "red": cfg["bp_red"]}
-        eng_total, raw_bills = e["billsTotal"], e["bills"]
-        bills = raw_bills if isinstance(raw_bills, int) else 0
-        if isinstance(eng_total, int):
-            done = eng_total - (self._prev_total or 0)
-            self._prev_total = eng_total
-        else:
-            done = max(0, bills - self._prev_bills)
-        self._prev_bills = bills
+        bills, done = self._bills(e["billsTotal"], e["bills"])
         ts, n, x, x_sweet, lamp = usage["ts"], e["calls"], rounded(q["x"]), rounded(q["xSweet"]), q["lamp"]
         super().append((
-            ts, n, q["L"], x, x_sweet, rounded(q["br"]), lamp, bills, max(0, done), round(e["billProgress"], 6),
-            tuple(
-                {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
-                 "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
-                for a in fired if isinstance(a, dict)
-            ) if fired else (),
+            ts, n, q["L"], x, x_sweet, rounded(q["br"]), lamp, bills, done, round(e["billProgress"], 6),
+            _story_alerts(fired),
         ))
         call = call_of(n, e["segment"], q["bDefault"], state["context"].get("model"), x, x_sweet, rounded(q["g"], 3),
                        lamp, fired, usage, ts)
@@ -732,29 +721,27 @@ class StoryTrace(list[Any]):
         at = row.get("lampAt")
         if isinstance(at, dict):
             self.lamp_at = at
-        eng_total = row.get("billsTotal")
-        raw_bills = row.get("bills")
-        bills = raw_bills if isinstance(raw_bills, int) else 0
-        if isinstance(eng_total, int):
-            done = eng_total - (self._prev_total or 0)
-            self._prev_total = eng_total
-        else:
-            done = max(0, bills - self._prev_bills)
-        self._prev_bills = bills
-        alerts = row.get("alerts")
+        bills, done = self._bills(row.get("billsTotal"), row.get("bills"))
         super().append((
             row.get("ts"), row.get("call"), row.get("L"), row.get("x"), row.get("xSweet"), row.get("br"),
-            row.get("lamp"), bills, max(0, done), row.get("billProgress"),
-            tuple(
-                {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
-                 "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
-                for a in alerts if isinstance(a, dict)
-            ) if alerts else (),
+            row.get("lamp"), bills, done, row.get("billProgress"), _story_alerts(row.get("alerts")),
         ))
         call = call_from_trace(row)
         self._point_from = None
         self.autos.call(call, row.get("compactPoint"))
         self.calls.append(call)
+
+    def _bills(self, total: object, count: object) -> tuple[int, int]:
+        """(the row's bill cycles, those its call completed): from the engine's running total where
+        it keeps one, else from the growth of its count."""
+        bills = count if isinstance(count, int) else 0
+        if isinstance(total, int):
+            done = total - (self._prev_total or 0)
+            self._prev_total = total
+        else:
+            done = bills - self._prev_bills
+        self._prev_bills = bills
+        return bills, max(0, done)
 
     def clear(self) -> None:  # the fold started again from the beginning
         super().clear()
@@ -763,6 +750,16 @@ class StoryTrace(list[Any]):
         self._point_from = None
         self._prev_total = None
         self._prev_bills = 0
+
+
+def _story_alerts(alerts: Any) -> tuple[dict[str, Any], ...]:
+    """A story row's alerts (a call's fired, a trace row's): of each, what the page shows (its gap as
+    text too)."""
+    if not alerts:
+        return ()
+    return tuple({"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
+                  "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                 for a in alerts if isinstance(a, dict))
 
 
 def fork_of(final: dict[str, Any] | None) -> dict[str, Any] | None:

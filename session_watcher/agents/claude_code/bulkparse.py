@@ -28,9 +28,11 @@ from session_watcher.agents.claude_code.records import (  # the one schema, shar
     usage_reading,
 )
 from session_watcher.agents.claude_code.transcript import (
+    COMPACT,
     FILE_TOOLS,
     HANDOFF,
     MAX_LINE_BYTES,
+    TOOL,
     USAGE,
     call_key,
     compact_reserve,
@@ -39,6 +41,7 @@ from session_watcher.agents.claude_code.transcript import (
     record_events,
     use_info,
 )
+from session_watcher.agents.claude_code.transcript import MARKERS as MARKERS  # noqa: PLC0414 (its search's)
 from session_watcher.core import fastjson
 from session_watcher.core.caps import model_name, short_id
 from session_watcher.core.markscan import counter, finder, long_digit_run, marked_lines
@@ -188,11 +191,11 @@ def _odd(line: bytes) -> int:
     return 1 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")) else 0
 
 
-# the markers of `core.transcript.parse_lines`, searched over a whole chunk (`parse_chunk`); the handoff's is last
-MARKERS = (b'"tool_', USAGE, b"compact_boundary", HANDOFF)
+# the markers of `core.transcript.parse_lines` (`transcript.MARKERS`, in its order), searched over a
+# whole chunk (`parse_chunk`); a line's bit i is set where it holds MARKERS[i]
 _FINDERS = tuple(finder(m) for m in MARKERS)
 _COUNTERS = (counter(b"\n"), counter(b"}\n{"))  # (None, None) without stringzilla
-_USAGE_BIT, _HANDOFF_BIT = 1 << 1, 1 << 3
+_USAGE_BIT, _HANDOFF_BIT = 1 << MARKERS.index(USAGE), 1 << MARKERS.index(HANDOFF)
 _CLOSE = ord("}")
 
 
@@ -274,7 +277,7 @@ def _odd_unmarked(chunk: bytes, end: int) -> int:
     """The bad lines without a marker of chunk[:end], line by line as `parse_lines` counts them."""
     bad = 0
     for line in chunk[:end].split(b"\n")[:-1]:
-        if not line or b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line or HANDOFF in line:
+        if not line or TOOL in line or USAGE in line or COMPACT in line or HANDOFF in line:
             continue
         bad += 1 if len(line) > MAX_LINE_BYTES else _odd(line)
     return bad

@@ -46,6 +46,12 @@ if TYPE_CHECKING:
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
 UNKNOWN_MODEL = "unknown"  # a non-message iteration that names no model (no price: its dollars stay unknown)
 USAGE, COMPACT = b'"usage"', b"compact_boundary"  # the markers every parser finds lines by, as written
+TOOL = b'"tool_'
+# every marker of a line that can matter, in one place: `parse_lines` tests a line for them (spelt out
+# there, constants on the hooks' path), replay's parse searches a chunk for them in this order
+# (`bulkparse`: the two most lines hold first, the two seldom found last, as `core.markscan`'s
+# four-marker loop is written), the report's for the first two it needs (`reports.parse`)
+MARKERS = (TOOL, USAGE, COMPACT, HANDOFF)
 
 
 # Where Claude Code compacts on its own, by the client's version: its window less this many tokens
