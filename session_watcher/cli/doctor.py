@@ -69,6 +69,20 @@ def _tail_text(path: str) -> str:
         os.close(fd)
 
 
+LOG_SHOWN = 140  # the characters of the log's last entry doctor shows
+
+
+def _entry(line: str) -> str:
+    """The log's last entry as doctor's `log` line shows it: whole when short, else its first
+    LOG_SHOWN characters cut at a space, marked as cut, with the log's path where the rest is (cut
+    bare, it read as the whole message, as "known: include, exclude, cRati")."""
+    line = line.strip()
+    if len(line) <= LOG_SHOWN:
+        return line
+    head = line[:LOG_SHOWN].rsplit(" ", 1)[0]
+    return f"{head} ... (the whole entry: {paths.log_file()})"
+
+
 def _last_line(path: str) -> str:
     try:
         text = _tail_text(path)
@@ -450,7 +464,7 @@ def report() -> tuple[list[str], bool]:
     folder = f"; folder {_folder(paths.log_dir())}"
     try:
         errors = [ln for ln in _tail_text(paths.log_file()).splitlines() if " pid " in ln]
-        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last: {errors[-1].strip()[:140]}" if errors
+        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last: {_entry(errors[-1])}" if errors
                      else f"log        empty{folder}")
     except FileNotFoundError:
         lines.append(f"log        empty{folder}")
