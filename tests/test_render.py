@@ -477,7 +477,7 @@ def test_health_text_says_why_a_signal_has_no_number() -> None:
 
 def test_status_text_counts_the_carried_files_it_lists() -> None:
     """`carried` says how many of the files it lists ("1 files" read for one; "37 files, largest
-    first" listed 8)."""
+    first" listed 8) and the unit of each file's figure (a bare `1.9k` beside a path)."""
     from session_watcher.core.statustext import status_text
 
     d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
@@ -487,10 +487,10 @@ def test_status_text_counts_the_carried_files_it_lists() -> None:
     def carried(doc: dict[str, Any], top: int = 8) -> str:
         return next(line for line in status_text(doc, top=top).splitlines() if line.startswith("carried"))
 
-    assert carried(d, top=2).startswith("carried  3 files, the 2 largest")
-    assert carried(d).startswith("carried  3 files, largest first")
+    assert carried(d, top=2).startswith("carried  3 files (estimated tokens each), the 2 largest")
+    assert carried(d).startswith("carried  3 files (estimated tokens each), largest first")
     one = [b for b in d["buckets"] if b["type"] != "file"] + files[:1]
-    assert carried({**d, "buckets": one}).startswith("carried  1 file, largest first")
+    assert carried({**d, "buckets": one}).startswith("carried  1 file (estimated tokens each), largest first")
     single = {**d, "tokenUsage": {**d["tokenUsage"], "calls": 1}, "subagentUsage": {**d["subagentUsage"], "calls": 1}}
     usage = " ".join(line for line in status_text(single).splitlines() if line.startswith(("usage", " ")))
     assert "(1 call; subagents 1 call, " in usage  # read "(1 calls; subagents 1 calls"

@@ -119,7 +119,8 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         shown = files[:top]
         folder = _common_folder([b["path"] for b in shown])
         which = "largest first" if len(shown) == len(files) else f"the {len(shown)} largest"
-        lines.append(f"carried  {_n(len(files), 'file')}, {which}"
+        # each file's figure is its estimated tokens (the unit said: a bare `1.9k` read as bytes or lines)
+        lines.append(f"carried  {_n(len(files), 'file')} (estimated tokens each), {which}"
                      + (f", under {one_line(folder)}" if folder else ""))
         for b in shown:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
