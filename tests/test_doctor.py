@@ -432,7 +432,7 @@ def test_the_plugins_command_names_itself_in_what_it_suggests(tmp_path: Path) ->
         assert not text.startswith("session-watcher"), text
     status = run("status")
     assert status.returncode == 1
-    assert f"`{mine} doctor` checks them)" in status.stderr
+    assert f"`{mine} doctor` checks the hooks)" in status.stderr
     bad = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
     bad.parent.mkdir(parents=True, exist_ok=True)
     bad.write_text("bp_amber = [")
