@@ -115,6 +115,11 @@ def test_numbers_as_rounded_as_the_colour() -> None:
     assert cache_text({"warm": True, "left": 0.4}) == "cache 0:01"
     assert cache_text({"warm": True, "left": 59.0}) == "cache 0:59"
     assert cache_text({"warm": False, "left": -3.0}) == "cache cold"
+    # a miss's cause in words, not the client's identifier ("(miss: likely_server_side)" on the line)
+    assert cache_text({"warm": True, "left": 286.0, "miss": ["likely_server_side"]}) == \
+        "cache 4:46 (miss: likely server side)"
+    assert cache_text({"warm": False, "left": None, "miss": ["model_changed", "likely_server_side"]}) == \
+        "cache cold (miss: model changed, likely server side)"
 
 
 def test_subscribers_see_their_plan_and_the_saving_in_it() -> None:
