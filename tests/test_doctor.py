@@ -658,7 +658,8 @@ def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: P
     (sessions,) = [ln for ln in lines if ln.startswith("sessions ")]
     assert sessions.endswith("(s2-no-call)")  # the hooks' own news: the newest state
     (guard,) = [ln for ln in lines if ln.startswith("guard ")]
-    assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by ttl" in guard, guard
+    assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by the documented lifetime" in \
+        guard, guard
     assert "cannot tell yet" not in guard
 
 

@@ -366,8 +366,18 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
 
     # the class whose lifetime counts: a Codex thread's (codex-30m), not the usage's "5m" it is stored as
     named = cache_class(got["ttl"], state["context"].get("model")) or got["ttl"]
-    return (f"{head}: {state_word} by {got['source']} ({named} cache{lasts}), "
+    return (f"{head}: {state_word} by {GUARD_SOURCE.get(got['source'], got['source'])} ({named} cache{lasts}), "
             f"last call {duration(got['idleSeconds'] or 0)} ago")
+
+
+# where the guard's verdict comes from (`core.guard.cold_cache`'s `source`), in words: the identifier stood
+# on the line as it is, "warm by prompt_cache", "cold by ttl"
+GUARD_SOURCE = {
+    "prompt_cache": "Claude Code's own countdown",
+    "session_start": "Claude Code's word at the resume",
+    "ttl": "the documented lifetime",
+    "cliff": "the lifetime your own returns show (`report`)",
+}
 
 
 ON_DISK_BOUND = 1000  # doctor counts the sessions on disk up to this many; past it, it says "1000+"
