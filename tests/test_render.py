@@ -621,3 +621,24 @@ def test_status_right_after_a_compaction_says_no_call_since_it(tmp_path: Path) -
     path.write_bytes(b"".join(lines[:1]))  # its session_meta alone: no call at all
     state, cfg, _ = fold(str(path), with_trace=False)
     assert lamp_words(status_document(state, cfg)) == "white: no API call yet"
+
+
+def test_replays_reminder_count_says_it_runs_from_the_last_alert_made() -> None:
+    """`replay` knows no delivery (no `notice`): its "(n so far)" runs from the last alert the fold made,
+    shown or held back, and it says so and names `status`, which counts from the last one shown, so the
+    two do not disagree unexplained (the same session read "0 so far" in replay, "5 so far" in status
+    and "bill 5/10" on the status line). `status` of a live state keeps its plain words."""
+    from session_watcher.core.statustext import status_text
+
+    d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
+    assert d["dwell"]["alerted"]
+    assert d.get("notice") is None
+
+    def alerts(doc: dict[str, Any], last_call: bool) -> str:
+        return next(line for line in status_text(doc, last_call=last_call).splitlines() if line.startswith("alerts"))
+
+    said = alerts(d, last_call=True)
+    assert said.endswith("(0 so far from the last alert made; `status` counts from the last one shown)"), said
+    live = {**d, "notice": {"shown": 1, "bills": 5}}
+    assert alerts(live, last_call=False).endswith("since the last alert (5 so far)")
+    assert alerts(live, last_call=True).endswith("since the last alert (5 so far)")
