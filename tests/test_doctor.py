@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -687,24 +688,29 @@ def test_the_guard_line_keeps_a_newer_session_with_a_call_but_no_cache_write(tmp
 def test_a_long_log_entry_is_cut_at_a_word_said_to_be_cut_and_the_log_named() -> None:
     """The log's last entry longer than doctor shows (an unknown key's message lists every key):
     cut at a space, marked as cut, and the log's path given for the rest; it was cut bare at 140
-    characters, "(known: include, exclude, cRati", read as the whole message. A short one stays whole."""
+    characters, "(known: include, exclude, cRati", read as the whole message. A short one stays whole.
+    Each is said with its age: an entry an older version wrote before an upgrade (a key it did not
+    know yet) read as news of now."""
     from session_watcher.base import paths
     from session_watcher.cli import doctor as doctor_module
 
     log = Path(paths.log_file())
     log.parent.mkdir(parents=True, exist_ok=True)
     keys = ", ".join(f"key_number_{i}" for i in range(30))
-    long = (f"2026-12-07T00:34:20 pid 28089 /p/.claude/session-watcher.toml: unknown key 'x' (known: {keys}); "
+    then = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3 * 86400))
+    long = (f"{then} pid 28089 /p/.claude/session-watcher.toml: unknown key 'x' (known: {keys}); "
             "using defaults")
     log.write_text(long + "\n")
     lines, _ok = doctor_module.report()
     [said] = [ln for ln in lines if ln.startswith("log ")]
-    shown = said.split("; last: ", 1)[1]
+    assert said.startswith("log        1 entry; last, 3 days ago: "), said
+    shown = said.split(" ago: ", 1)[1]
     head, rest = shown.split(" ... ", 1)
     assert long.startswith(head + " ")
     assert len(head) <= doctor_module.LOG_SHOWN
     assert rest == f"(the whole entry: {log})"
-    short = "2026-12-07T00:35:00 pid 1 a short entry"
+    short = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid 1 a short entry"
     log.write_text(long + "\n" + short + "\n")
     lines, _ok = doctor_module.report()
-    assert [ln for ln in lines if ln.startswith("log ")] == [f"log        2 entries; last: {short}"]
+    [said] = [ln for ln in lines if ln.startswith("log ")]
+    assert re.fullmatch(r"log        2 entries; last, [0-9]+ s ago: " + re.escape(short), said), said

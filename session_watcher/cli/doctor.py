@@ -83,6 +83,16 @@ def _entry(line: str) -> str:
     return f"{head} ... (the whole entry: {paths.log_file()})"
 
 
+def _entry_age(line: str, now: float) -> str:
+    """', 3 days ago' of a log entry (its local time first, `base.logs`): an entry of weeks ago, as one
+    an older version wrote before an upgrade, is told from one of now; '' where none is read."""
+    try:
+        at = time.mktime(time.strptime(line.strip()[:19], "%Y-%m-%dT%H:%M:%S"))
+    except (ValueError, OverflowError):
+        return ""
+    return f", {duration(now - at)} ago"
+
+
 def _last_line(path: str) -> str:
     try:
         text = _tail_text(path)
@@ -474,8 +484,8 @@ def report() -> tuple[list[str], bool]:
     folder = f"; folder {_folder(paths.log_dir())}"
     try:
         errors = [ln for ln in _tail_text(paths.log_file()).splitlines() if " pid " in ln]
-        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last: {_entry(errors[-1])}" if errors
-                     else f"log        empty{folder}")
+        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last{_entry_age(errors[-1], time.time())}: "
+                     f"{_entry(errors[-1])}" if errors else f"log        empty{folder}")
     except FileNotFoundError:
         lines.append(f"log        empty{folder}")
     except OSError as exc:
