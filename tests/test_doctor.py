@@ -714,3 +714,20 @@ def test_a_long_log_entry_is_cut_at_a_word_said_to_be_cut_and_the_log_named() ->
     lines, _ok = doctor_module.report()
     [said] = [ln for ln in lines if ln.startswith("log ")]
     assert re.fullmatch(r"log        2 entries; last, [0-9]+ s ago: " + re.escape(short), said), said
+
+
+def test_a_log_entry_dated_ahead_or_undated_is_shown_without_an_age() -> None:
+    """An entry whose time is after doctor's clock (written under a clock or a time zone ahead: the log
+    keeps local time with no offset) has no age to give: it read "last, 0 s ago", news of now, for an
+    entry of a day ahead; it stands with its own time alone, as one whose start is no time does."""
+    from session_watcher.base import paths
+    from session_watcher.cli import doctor as doctor_module
+
+    log = Path(paths.log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    for entry in (f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(time.time() + 86400))} pid 7 ahead",
+                  "(no time) pid 7 at its start"):
+        log.write_text(entry + "\n")
+        lines, _ok = doctor_module.report()
+        [said] = [ln for ln in lines if ln.startswith("log ")]
+        assert said == f"log        1 entry; last: {entry}", said

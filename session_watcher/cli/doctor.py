@@ -85,12 +85,14 @@ def _entry(line: str) -> str:
 
 def _entry_age(line: str, now: float) -> str:
     """', 3 days ago' of a log entry (its local time first, `base.logs`): an entry of weeks ago, as one
-    an older version wrote before an upgrade, is told from one of now; '' where none is read."""
+    an older version wrote before an upgrade, is told from one of now; '' where none is read, or where
+    the entry is dated after `now` (written under a clock or a time zone ahead of this one: "0 s ago"
+    would call it news of now; its own time stands at its start)."""
     try:
         at = time.mktime(time.strptime(line.strip()[:19], "%Y-%m-%dT%H:%M:%S"))
     except (ValueError, OverflowError):
         return ""
-    return f", {duration(now - at)} ago"
+    return f", {duration(now - at)} ago" if at <= now else ""
 
 
 def _last_line(path: str) -> str:
