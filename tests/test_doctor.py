@@ -709,6 +709,12 @@ def test_a_long_log_entry_is_cut_at_a_word_said_to_be_cut_and_the_log_named() ->
     assert long.startswith(head + " ")
     assert len(head) <= doctor_module.LOG_SHOWN
     assert rest == f"(the whole entry: {log})"
+    # a word that ends just at the cut is kept whole (it was dropped with the space after it)
+    edge = f"{then} pid 1 " + "w" * (doctor_module.LOG_SHOWN - len(f"{then} pid 1 ")) + " and the rest"
+    log.write_text(edge + "\n")
+    lines, _ok = doctor_module.report()
+    [said] = [ln for ln in lines if ln.startswith("log ")]
+    assert said.split(" ago: ", 1)[1] == f"{edge[:doctor_module.LOG_SHOWN]} ... (the whole entry: {log})", said
     short = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid 1 a short entry"
     log.write_text(long + "\n" + short + "\n")
     lines, _ok = doctor_module.report()

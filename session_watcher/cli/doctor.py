@@ -79,7 +79,7 @@ def _entry(line: str) -> str:
     line = line.strip()
     if len(line) <= LOG_SHOWN:
         return line
-    head = line[:LOG_SHOWN].rsplit(" ", 1)[0]
+    head = line[:LOG_SHOWN + 1].rsplit(" ", 1)[0][:LOG_SHOWN]  # a word ending at the cut is kept
     return f"{head} ... (the whole entry: {paths.log_file()})"
 
 
