@@ -719,7 +719,7 @@ def test_a_long_log_entry_is_cut_at_a_word_said_to_be_cut_and_the_log_named() ->
     log.write_text(long + "\n" + short + "\n")
     lines, _ok = doctor_module.report()
     [said] = [ln for ln in lines if ln.startswith("log ")]
-    assert re.fullmatch(r"log        2 entries; last, [0-9]+ s ago: " + re.escape(short), said), said
+    assert re.fullmatch(r"log        2 entries; last, [^:]+ ago: " + re.escape(short), said), said
 
 
 def test_a_log_entry_dated_ahead_or_undated_is_shown_without_an_age() -> None:
