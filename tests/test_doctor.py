@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -432,7 +433,7 @@ def test_the_plugins_command_names_itself_in_what_it_suggests(tmp_path: Path) ->
         assert not text.startswith("session-watcher"), text
     status = run("status")
     assert status.returncode == 1
-    assert f"`{mine} doctor` checks them)" in status.stderr
+    assert f"`{mine} doctor` checks the hooks)" in status.stderr
     bad = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
     bad.parent.mkdir(parents=True, exist_ok=True)
     bad.write_text("bp_amber = [")
@@ -658,7 +659,8 @@ def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: P
     (sessions,) = [ln for ln in lines if ln.startswith("sessions ")]
     assert sessions.endswith("(s2-no-call)")  # the hooks' own news: the newest state
     (guard,) = [ln for ln in lines if ln.startswith("guard ")]
-    assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by ttl" in guard, guard
+    assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by the documented lifetime" in \
+        guard, guard
     assert "cannot tell yet" not in guard
 
 
@@ -681,3 +683,57 @@ def test_the_guard_line_keeps_a_newer_session_with_a_call_but_no_cache_write(tmp
     (guard,) = [ln for ln in lines if ln.startswith("guard ")]
     assert guard.endswith("newest session: cannot tell yet (no API call or no cache write seen)"), guard
     assert "passed over" not in guard
+
+
+def test_a_long_log_entry_is_cut_at_a_word_said_to_be_cut_and_the_log_named() -> None:
+    """The log's last entry longer than doctor shows (an unknown key's message lists every key):
+    cut at a space, marked as cut, and the log's path given for the rest; it was cut bare at 140
+    characters, "(known: include, exclude, cRati", read as the whole message. A short one stays whole.
+    Each is said with its age: an entry an older version wrote before an upgrade (a key it did not
+    know yet) read as news of now."""
+    from session_watcher.base import paths
+    from session_watcher.cli import doctor as doctor_module
+
+    log = Path(paths.log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    keys = ", ".join(f"key_number_{i}" for i in range(30))
+    then = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3 * 86400))
+    long = (f"{then} pid 28089 /p/.claude/session-watcher.toml: unknown key 'x' (known: {keys}); "
+            "using defaults")
+    log.write_text(long + "\n")
+    lines, _ok = doctor_module.report()
+    [said] = [ln for ln in lines if ln.startswith("log ")]
+    assert said.startswith("log        1 entry; last, 3 days ago: "), said
+    shown = said.split(" ago: ", 1)[1]
+    head, rest = shown.split(" ... ", 1)
+    assert long.startswith(head + " ")
+    assert len(head) <= doctor_module.LOG_SHOWN
+    assert rest == f"(the whole entry: {log})"
+    # a word that ends just at the cut is kept whole (it was dropped with the space after it)
+    edge = f"{then} pid 1 " + "w" * (doctor_module.LOG_SHOWN - len(f"{then} pid 1 ")) + " and the rest"
+    log.write_text(edge + "\n")
+    lines, _ok = doctor_module.report()
+    [said] = [ln for ln in lines if ln.startswith("log ")]
+    assert said.split(" ago: ", 1)[1] == f"{edge[:doctor_module.LOG_SHOWN]} ... (the whole entry: {log})", said
+    short = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid 1 a short entry"
+    log.write_text(long + "\n" + short + "\n")
+    lines, _ok = doctor_module.report()
+    [said] = [ln for ln in lines if ln.startswith("log ")]
+    assert re.fullmatch(r"log        2 entries; last, [^:]+ ago: " + re.escape(short), said), said
+
+
+def test_a_log_entry_dated_ahead_or_undated_is_shown_without_an_age() -> None:
+    """An entry whose time is after doctor's clock (written under a clock or a time zone ahead: the log
+    keeps local time with no offset) has no age to give: it read "last, 0 s ago", news of now, for an
+    entry of a day ahead; it stands with its own time alone, as one whose start is no time does."""
+    from session_watcher.base import paths
+    from session_watcher.cli import doctor as doctor_module
+
+    log = Path(paths.log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    for entry in (f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(time.time() + 86400))} pid 7 ahead",
+                  "(no time) pid 7 at its start"):
+        log.write_text(entry + "\n")
+        lines, _ok = doctor_module.report()
+        [said] = [ln for ln in lines if ln.startswith("log ")]
+        assert said == f"log        1 entry; last: {entry}", said

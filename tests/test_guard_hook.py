@@ -362,6 +362,8 @@ def test_the_clients_prompt_cache_is_preferred_and_named(tmp_path: Path) -> None
     assert said(prompt("g1", t)) is None
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("prompt_cache", False)
+    text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
+    assert "newest session: warm by Claude Code's own countdown (5m cache, lasts 5 min)" in text, text
 
 
 def test_a_resume_that_says_expired_is_cold_even_within_the_ttl(tmp_path: Path) -> None:
@@ -374,6 +376,8 @@ def test_a_resume_that_says_expired_is_cold_even_within_the_ttl(tmp_path: Path) 
     assert "Claude Code says the cache has likely expired" in line(said(prompt("g1", t)))
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("session_start", True)
+    text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
+    assert "newest session: cold by Claude Code's word at the resume (1h cache, lasts 60 min)" in text, text
 
 
 def test_a_resume_of_absurd_seconds_reads_as_a_long_time_not_a_number_of_days(tmp_path: Path) -> None:
@@ -402,8 +406,9 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     assert (cc["edgeSeconds"], cc["sure"]) == (480.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
     text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
-    assert ("guard      ask (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
-            "last call 2") in text
+    # the source in words (it stood as its identifier: "cold by ttl")
+    assert ("guard      ask (cold-cache guard); newest session: cold by the documented lifetime (5m cache, "
+            "lasts 5 min), last call 2") in text
 
 
 def test_the_inferred_cliff_file_sets_the_lifetime(tmp_path: Path) -> None:
@@ -415,6 +420,8 @@ def test_the_inferred_cliff_file_sets_the_lifetime(tmp_path: Path) -> None:
     assert said(prompt("g1", t)) is None
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert (doc["coldCache"]["source"], doc["coldCache"]["lifetimeSeconds"]) == ("cliff", 1800.0)
+    text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
+    assert "newest session: warm by the lifetime your own returns show (`report`) (5m cache, lasts 30 min)" in text
 
 
 # ----------------------------------------------------------------------------- one message per cold return

@@ -50,6 +50,7 @@ def test_a_sessions_flush_sends_it_and_records_it(tmp_path: Path) -> None:
     assert progress["sessions"]["inproc"]["sent"] > 0
     assert (progress["downUntil"], progress["failures"]) == (0.0, 0)
     assert exporter.doctor_line().startswith("otlp       on: ")
+    assert exporter.doctor_line().endswith("; 1 session sent; ok")  # was "1 sessions sent"
 
 
 @pytest.mark.parametrize(("status", "retry"), [(503, True), (429, True), (404, False)])

@@ -255,5 +255,5 @@ def test_doctor_reports_quarantine_permissions_and_log_errors(root: Path) -> Non
     assert code == 1, out
     assert re.search(r"quarantine 1 file in .*quarantine", out), out
     assert "perms      1 state file readable by others" in out, out
-    assert re.search(r"log        1 entry; last: .*quarantined", out), out
+    assert re.search(r"log        1 entry; last, [^:]* ago: .*quarantined", out), out
     no_canary(root)

@@ -115,6 +115,11 @@ def test_numbers_as_rounded_as_the_colour() -> None:
     assert cache_text({"warm": True, "left": 0.4}) == "cache 0:01"
     assert cache_text({"warm": True, "left": 59.0}) == "cache 0:59"
     assert cache_text({"warm": False, "left": -3.0}) == "cache cold"
+    # a miss's cause in words, not the client's identifier ("(miss: likely_server_side)" on the line)
+    assert cache_text({"warm": True, "left": 286.0, "miss": ["likely_server_side"]}) == \
+        "cache 4:46 (miss: likely server side)"
+    assert cache_text({"warm": False, "left": None, "miss": ["model_changed", "likely_server_side"]}) == \
+        "cache cold (miss: model changed, likely server side)"
 
 
 def test_subscribers_see_their_plan_and_the_saving_in_it() -> None:
@@ -477,7 +482,7 @@ def test_health_text_says_why_a_signal_has_no_number() -> None:
 
 def test_status_text_counts_the_carried_files_it_lists() -> None:
     """`carried` says how many of the files it lists ("1 files" read for one; "37 files, largest
-    first" listed 8)."""
+    first" listed 8) and the unit of each file's figure (a bare `1.9k` beside a path)."""
     from session_watcher.core.statustext import status_text
 
     d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
@@ -487,10 +492,10 @@ def test_status_text_counts_the_carried_files_it_lists() -> None:
     def carried(doc: dict[str, Any], top: int = 8) -> str:
         return next(line for line in status_text(doc, top=top).splitlines() if line.startswith("carried"))
 
-    assert carried(d, top=2).startswith("carried  3 files, the 2 largest")
-    assert carried(d).startswith("carried  3 files, largest first")
+    assert carried(d, top=2).startswith("carried  3 files (estimated tokens each), the 2 largest")
+    assert carried(d).startswith("carried  3 files (estimated tokens each), largest first")
     one = [b for b in d["buckets"] if b["type"] != "file"] + files[:1]
-    assert carried({**d, "buckets": one}).startswith("carried  1 file, largest first")
+    assert carried({**d, "buckets": one}).startswith("carried  1 file (estimated tokens each), largest first")
     single = {**d, "tokenUsage": {**d["tokenUsage"], "calls": 1}, "subagentUsage": {**d["subagentUsage"], "calls": 1}}
     usage = " ".join(line for line in status_text(single).splitlines() if line.startswith(("usage", " ")))
     assert "(1 call; subagents 1 call, " in usage  # read "(1 calls; subagents 1 calls"
@@ -616,3 +621,24 @@ def test_status_right_after_a_compaction_says_no_call_since_it(tmp_path: Path) -
     path.write_bytes(b"".join(lines[:1]))  # its session_meta alone: no call at all
     state, cfg, _ = fold(str(path), with_trace=False)
     assert lamp_words(status_document(state, cfg)) == "white: no API call yet"
+
+
+def test_replays_reminder_count_says_it_runs_from_the_last_alert_made() -> None:
+    """`replay` knows no delivery (no `notice`): its "(n so far)" runs from the last alert the fold made,
+    shown or held back, and it says so and names `status`, which counts from the last one shown, so the
+    two do not disagree unexplained (the same session read "0 so far" in replay, "5 so far" in status
+    and "bill 5/10" on the status line). `status` of a live state keeps its plain words."""
+    from session_watcher.core.statustext import status_text
+
+    d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
+    assert d["dwell"]["alerted"]
+    assert d.get("notice") is None
+
+    def alerts(doc: dict[str, Any], last_call: bool) -> str:
+        return next(line for line in status_text(doc, last_call=last_call).splitlines() if line.startswith("alerts"))
+
+    said = alerts(d, last_call=True)
+    assert said.endswith("(0 so far from the last alert made; `status` counts from the last one shown)"), said
+    live = {**d, "notice": {"shown": 1, "bills": 5}}
+    assert alerts(live, last_call=False).endswith("since the last alert (5 so far)")
+    assert alerts(live, last_call=True).endswith("since the last alert (5 so far)")

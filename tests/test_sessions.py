@@ -92,6 +92,8 @@ def test_paths_that_are_not_transcripts(tmp_path: Path, monkeypatch: pytest.Monk
         sessions.find(None)  # nothing anywhere, no folder either: none named
     assert str(nothing.value).startswith("no session yet: no folder of Claude Code's or Codex's sessions exists yet, "
                                          "and none recorded by the hooks")
+    # what to do: start one (it said only that doctor checks the hooks, a new user's first error)
+    assert "start a Claude Code session or a Codex thread, then run this again" in str(nothing.value)
     (fresh / ".claude" / "projects").mkdir(parents=True)
     with pytest.raises(NoSession, match="no session yet") as nothing:
         sessions.find(None)

@@ -164,11 +164,11 @@ def test_prompt_cache_countdown_and_miss_cause_from_the_current_client(tmp_path:
     now_pc = missed | {"expires_at": missed["expires_at"] + shift, "last_miss_at": missed["last_miss_at"] + shift}
     line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path), "prompt_cache": now_pc},
                       NO_COLOR="1", COLUMNS="200")
-    assert "(miss: likely_server_side)" in line
+    assert "(miss: likely server side)" in line  # the client's identifier in words
     evil = now_pc | {"last_miss_cause": {"causes": ["\x1b]0;owned\x07", "model_changed"]}}
     line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path), "prompt_cache": evil},
                       NO_COLOR="1", COLUMNS="200")
-    assert "(miss: model_changed)" in line
+    assert "(miss: model changed)" in line
     assert "\x1b" not in line
     # an older client's payload (no prompt_cache key): the state keeps what it knew, the line still draws
     old = {k: v for k, v in warm.items() if k != "prompt_cache"} | {"transcript_path": str(t), "cwd": str(tmp_path)}
@@ -192,7 +192,7 @@ def test_after_resume_no_miss_of_the_previous_process(tmp_path: Path) -> None:
     shift = int(time.time()) + 200 - pc["expires_at"]
     pc = pc | {"expires_at": pc["expires_at"] + shift, "last_miss_at": pc["last_miss_at"] + shift}
     where = {"transcript_path": str(t), "cwd": str(tmp_path)}
-    assert "(miss: likely_server_side)" in statusline(before | where | {"prompt_cache": pc}, NO_COLOR="1",
+    assert "(miss: likely server side)" in statusline(before | where | {"prompt_cache": pc}, NO_COLOR="1",
                                                       COLUMNS="200")
     after = recs[resumed]["payload"] | where
     assert "prompt_cache" not in after

@@ -69,6 +69,32 @@ def _tail_text(path: str) -> str:
         os.close(fd)
 
 
+LOG_SHOWN = 140  # the characters of the log's last entry doctor shows
+
+
+def _entry(line: str) -> str:
+    """The log's last entry as doctor's `log` line shows it: whole when short, else its first
+    LOG_SHOWN characters cut at a space, marked as cut, with the log's path where the rest is (cut
+    bare, it read as the whole message, as "known: include, exclude, cRati")."""
+    line = line.strip()
+    if len(line) <= LOG_SHOWN:
+        return line
+    head = line[:LOG_SHOWN + 1].rsplit(" ", 1)[0][:LOG_SHOWN]  # a word ending at the cut is kept
+    return f"{head} ... (the whole entry: {paths.log_file()})"
+
+
+def _entry_age(line: str, now: float) -> str:
+    """', 3 days ago' of a log entry (its local time first, `base.logs`): an entry of weeks ago, as one
+    an older version wrote before an upgrade, is told from one of now; '' where none is read, or where
+    the entry is dated after `now` (written under a clock or a time zone ahead of this one: "0 s ago"
+    would call it news of now; its own time stands at its start)."""
+    try:
+        at = time.mktime(time.strptime(line.strip()[:19], "%Y-%m-%dT%H:%M:%S"))
+    except (ValueError, OverflowError):
+        return ""
+    return f", {duration(now - at)} ago" if at <= now else ""
+
+
 def _last_line(path: str) -> str:
     try:
         text = _tail_text(path)
@@ -352,8 +378,18 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
 
     # the class whose lifetime counts: a Codex thread's (codex-30m), not the usage's "5m" it is stored as
     named = cache_class(got["ttl"], state["context"].get("model")) or got["ttl"]
-    return (f"{head}: {state_word} by {got['source']} ({named} cache{lasts}), "
+    return (f"{head}: {state_word} by {GUARD_SOURCE.get(got['source'], got['source'])} ({named} cache{lasts}), "
             f"last call {duration(got['idleSeconds'] or 0)} ago")
+
+
+# where the guard's verdict comes from (`core.guard.cold_cache`'s `source`), in words: the identifier stood
+# on the line as it is, "warm by prompt_cache", "cold by ttl"
+GUARD_SOURCE = {
+    "prompt_cache": "Claude Code's own countdown",
+    "session_start": "Claude Code's word at the resume",
+    "ttl": "the documented lifetime",
+    "cliff": "the lifetime your own returns show (`report`)",
+}
 
 
 ON_DISK_BOUND = 1000  # doctor counts the sessions on disk up to this many; past it, it says "1000+"
@@ -450,8 +486,8 @@ def report() -> tuple[list[str], bool]:
     folder = f"; folder {_folder(paths.log_dir())}"
     try:
         errors = [ln for ln in _tail_text(paths.log_file()).splitlines() if " pid " in ln]
-        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last: {errors[-1].strip()[:140]}" if errors
-                     else f"log        empty{folder}")
+        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last{_entry_age(errors[-1], time.time())}: "
+                     f"{_entry(errors[-1])}" if errors else f"log        empty{folder}")
     except FileNotFoundError:
         lines.append(f"log        empty{folder}")
     except OSError as exc:

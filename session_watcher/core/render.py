@@ -188,7 +188,9 @@ def _fit(head: str, head_len: int, say: list[tuple[str, str]], parts: list[tuple
 
 
 def cache_text(cache: Mapping[str, Any]) -> str:
-    """'cache 4:32' (warm: time left), 'cache cold'; '(miss: model_changed)' after a cold start."""
+    """'cache 4:32' (warm: time left), 'cache cold'; '(miss: model changed)' after a cold start: the
+    client's cause in words, its identifier's underscores as spaces (`likely_server_side` stood bare
+    on the status line)."""
     left = cache.get("left")
     if not cache["warm"]:
         text = "cache cold"
@@ -198,7 +200,7 @@ def cache_text(cache: Mapping[str, Any]) -> str:
         secs = max(0, int(left) + (left > int(left)))
         text = f"cache {secs // 60}:{secs % 60:02d}"
     miss = cache.get("miss")
-    return f"{text} (miss: {', '.join(miss)})" if miss else text
+    return f"{text} (miss: {', '.join(str(c).replace('_', ' ') for c in miss)})" if miss else text
 
 
 # a session whose last call is longer ago than any cache lives (an hour, the longest TTL) and a day

@@ -93,7 +93,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         lines.append(f"fork     {fork_words(doc)}")
     lines += [
         f"lamp     {_when(lamp_words(doc, _idle(last_ts, now)), last_call)}",
-        f"alerts   {_alert_words(doc, cfg)}",
+        f"alerts   {_alert_words(doc, cfg, last_call)}",
     ]
     carry = _carry_words(doc)
     if carry:
@@ -119,7 +119,8 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         shown = files[:top]
         folder = _common_folder([b["path"] for b in shown])
         which = "largest first" if len(shown) == len(files) else f"the {len(shown)} largest"
-        lines.append(f"carried  {_n(len(files), 'file')}, {which}"
+        # each file's figure is its estimated tokens (the unit said: a bare `1.9k` read as bytes or lines)
+        lines.append(f"carried  {_n(len(files), 'file')} (estimated tokens each), {which}"
                      + (f", under {one_line(folder)}" if folder else ""))
         for b in shown:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
@@ -214,15 +215,22 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _alert_words(doc: Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -> str:
+def _alert_words(doc: Mapping[str, Any], cfg: Mapping[str, Any] | None = None, replayed: bool = False) -> str:
     """The alerts' state; before any, when one can come (`cfg`: the session's config, whose floors the
-    gate reads; the status document does not carry them)."""
+    gate reads; the status document does not carry them). `replayed`: a fold with no delivery (`replay`),
+    whose count runs from the last alert made, shown or held back by notify.remind_min: said so, as
+    `status` and the status line count from the last one shown (`notice`) and may say more."""
     dwell, back = doc["dwell"], doc["backstop"]
     if dwell["alerted"]:
         if back["N"] is None:
             return "alerted; no reminder due (the reminder interval is unbounded)"
+        since = bills_since_alert(doc)
+        if replayed and not isinstance(doc.get("notice"), dict):
+            return (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the "
+                    f"last alert ({since} so far from the last alert made; `status` counts from the last one "
+                    "shown)")
         return (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the "
-                f"last alert ({bills_since_alert(doc)} so far)")
+                f"last alert ({since} so far)")
     if dwell["calls"]:
         return (f"past the sweet spot for {_n(dwell['calls'], 'call')}; the alert comes once staying has cost one "
                 f"restart's worth ({bill_ready(dwell)} so far)")

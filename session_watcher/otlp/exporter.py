@@ -473,5 +473,6 @@ def doctor_line(env: Mapping[str, str] = os.environ, now: float | None = None) -
     progress = load_progress()
     now = time.time() if now is None else now
     state = "backing off after a failure" if float(progress.get("downUntil") or 0) > now else "ok"
+    sent = len(progress["sessions"])
     return (f"otlp       on: {target.urls['metrics']} ({target.protocol}, from {target.source}); "
-            f"{len(progress['sessions'])} sessions sent; {state}")
+            f"{sent} session{'' if sent == 1 else 's'} sent; {state}")

@@ -279,8 +279,10 @@ def _none_yet(known: _Known) -> NoSession:
     from session_watcher.base.route import cli_command
 
     looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
-    return NoSession(f"no session yet: {looked}, and none recorded by the hooks (`{cli_command()} doctor` "
-                     "checks them)", keep=[*there, cli_command()])
+    # what to do first (a new user's case): start one; doctor is for one that runs and is not seen
+    return NoSession(f"no session yet: {looked}, and none recorded by the hooks: start a Claude Code session or a "
+                     f"Codex thread, then run this again (where one runs already, `{cli_command()} doctor` checks "
+                     "the hooks)", keep=[*there, cli_command()])
 
 
 def _has_call(path: str) -> bool:
