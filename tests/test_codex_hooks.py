@@ -91,6 +91,12 @@ def start(project: Path, source: str, session: str = CHILD) -> dict[str, Any] | 
                                   "source": source})
 
 
+def queued_kinds(thread: str) -> list[str]:
+    """The kinds of the alerts queued in the thread's state for a prompt that shows them (hooks.outbox:
+    the alert, priced and worded when shown)."""
+    return [q["alert"]["kind"] for q in load_state(thread).get("outbox") or []]
+
+
 def pending(project: Path) -> list[dict[str, Any]]:
     got = sw("handoff", "--show", "--json")
     assert got.returncode == 0, got.stderr
@@ -395,16 +401,17 @@ def test_an_alert_left_queued_unseen_under_exec_is_dropped_once_its_cache_has_go
     """Under `codex exec` with its stderr a file opened for overwrite (`2>log`) a prompt leaves the
     queued alert in the state for a prompt that shows it. It stays only while the cache it was
     priced on does: a thread whose last call is 3 h old had its alert queued by the folding hook;
-    the exec prompt (held, unseen) keeps it, and the next prompt, in the TUI, shows it not (it was
-    shown there, "costs more than a fresh start" priced on a warm cache, hours late, as
-    hooks.run._gone_cold keeps a fold's alerts of then from a prompt), and it is gone from the state."""
+    the exec prompt (held, unseen) drops it, as any prompt past a break beyond the cache's edge does
+    (hooks.run._route; it kept it, and only a later prompt dropped it, until every queued alert was
+    priced when shown: hooks.outbox), and the next prompt, in the TUI, shows it not (it was shown
+    there once, "costs more than a fresh start" priced on a warm cache, hours late)."""
     import subprocess
 
     from tests.oracle import launcher
 
     assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
     rollout = folded(shifted(tmp_path, THREAD, 180), project)  # the async fold queues its alert
-    assert "costs more than a fresh start" in json.dumps(load_state(THREAD).get("outbox")), load_state(THREAD)
+    assert queued_kinds(THREAD) == ["backstop"], load_state(THREAD).get("outbox")
     script = tmp_path / "codex"
     script.write_text('#!/bin/sh\nshift\n"$@"\nstatus=$?\nexit $status\n')  # not exec'd: it stays the parent
     script.chmod(0o755)
@@ -421,7 +428,7 @@ def test_an_alert_left_queued_unseen_under_exec_is_dropped_once_its_cache_has_go
     assert held.get("decision") == "block", held  # the guard's hold is given all the same
     assert "systemMessage" not in held
     assert "costs more than a fresh start" not in log.read_text()
-    assert load_state(THREAD).get("outbox")  # kept: nobody saw it
+    assert not load_state(THREAD).get("outbox")  # dropped: priced on a cache gone since
     shown = prompt(rollout, project)  # the TUI, at once: sent again within the minute, the prompt goes
     assert shown is None or "costs more than a fresh start" not in json.dumps(shown), shown
     assert not load_state(THREAD).get("outbox")

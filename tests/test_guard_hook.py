@@ -467,8 +467,8 @@ def test_a_cold_return_told_at_the_prompt_is_not_notified_again(tmp_path: Path) 
             assert after is None
         else:
             assert "shownBy" not in guards[0]
-            assert after is not None
-            assert "cold cache" not in after["systemMessage"]  # the engine's alert, not the guard's line
+            assert after is None
+            assert not load_state(sid).get("outbox")
 
 
 def _idle_session(t: Path, compacted: bool) -> None:
@@ -593,45 +593,56 @@ def test_short_of_the_edge_a_warning_and_no_hold(tmp_path: Path) -> None:
     assert (logged["asked"], logged["sure"]) == (False, False)
 
 
-def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_path: Path) -> None:
-    """SPEC: the guard's block reason is the message; a pending gate alert may come with it. The
-    reason is the guard's line alone, the queued alert its own `systemMessage` (built here, not left
-    to what a budgeted fold got done)."""
-    from session_watcher.state import store
+def _queued_gate(tmp_path: Path, sid: str, start: float | None) -> Path:
+    """A synthetic session whose gate (call 25) is news at its end (call 27), its first call at
+    `start` (None: bench.synth's T0, months ago), folded by the async Stop hook, which queues the
+    gate for the next prompt (the `message` channel: an async hook prints nothing)."""
+    from tests.test_gate import overstaying
 
-    t = session(tmp_path, FIVE_MIN, 20)
-    state = store.load(str(state_file("g1")), "g1")
-    assert state is not None
-    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate)."}]
-    store.save(str(state_file("g1")), state)
-    out = said(prompt("g1", t))
+    folder = tmp_path / sid
+    folder.mkdir()
+    t: Path = overstaying(folder, calls=27, start=start)
+    for _ in range(50):
+        assert said(hook("Stop", payload(sid, t))) is None
+        if (load_state(sid).get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
+    assert load_state(sid).get("outbox"), "the gate is queued for the next prompt"
+    return t
+
+
+@pytest.mark.parametrize("guard", ["ask", "warn", "off"])
+def test_a_gate_queued_before_a_break_past_the_edge_is_not_shown_at_the_prompt(tmp_path: Path, guard: str) -> None:
+    """The async Stop hook queued the gate, priced on a warm cache; the user came back months later
+    (past the cache's edge for sure): the prompt shows no gate, whatever `guard` says (ask holds
+    with its own priced line, warn says it, off says nothing), and the queue is gone. It was shown
+    beside the guard's line, "costs more than a fresh start", priced on the warm cache of then
+    (issue 37: one price; only alerts first folded after the break were dropped, hooks.run._news)."""
+    config(f'guard = "{guard}"\n[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    t = _queued_gate(tmp_path, "away", None)
+    out = said(prompt("away", t))
+    assert "costs more than a fresh start" not in json.dumps(out), out
+    if guard == "ask":
+        assert out is not None
+        assert out["decision"] == "block"
+    assert not load_state("away").get("outbox")
+
+
+def test_a_gate_queued_on_a_warm_cache_is_shown_at_the_prompt_at_the_status_lines_price(tmp_path: Path) -> None:
+    """Without the break the queued gate comes at the next prompt, once, quoting what `status` says
+    a restart saves at that moment (eoq.restart_saving: one price)."""
+    from session_watcher.core.numbers import dollars
+
+    config('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    t = _queued_gate(tmp_path, "warm", time.time())
+    out = said(prompt("warm", t))
     assert out is not None
-    assert out["decision"] == "block"
-    assert out["reason"].startswith("session-watcher: cold cache (last call 20 min ago")
-    assert "gate" not in out["reason"]
-    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate)."
-    assert "outbox" not in load_state("g1")  # delivered once
-
-
-def test_a_held_prompt_shows_no_restart_typed_in_the_agent(tmp_path: Path) -> None:
-    """A gate alert queued before the break names the route's handoff command; beside a held prompt
-    (the cache is cold) that command would send the cold conversation to the model: its restart line
-    is left out, the rest of the alert shown, and the hold's reason says the way (/clear)."""
-    from session_watcher.state import store
-
-    t = session(tmp_path, FIVE_MIN, 20)
-    state = store.load(str(state_file("g1")), "g1")
-    assert state is not None
-    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate).\n"
-                                         "To restart with a handoff: /session-watcher:handoff, then /clear.\n"
-                                         "Model: claude-opus-4-6"}]
-    store.save(str(state_file("g1")), state)
-    out = said(prompt("g1", t))
-    assert out is not None
-    assert out["decision"] == "block"
-    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate).\nModel: claude-opus-4-6"
-    assert "/session-watcher:handoff" not in json.dumps(out)
-    assert "/clear" in out["reason"]
+    assert set(out) == {"systemMessage"}, out
+    assert "This session now costs more than a fresh start" in out["systemMessage"]
+    doc = json.loads(sw("status", "warm", "--json").stdout)
+    assert doc["savingUsd"] > 0
+    assert f"Restarting now saves {dollars(doc['savingUsd'])} over the next" in out["systemMessage"], out
+    assert not load_state("warm").get("outbox")
+    assert said(prompt("warm", t)) is None  # shown once
 
 
 def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:

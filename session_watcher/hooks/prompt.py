@@ -1,7 +1,6 @@
 """UserPromptSubmit's own steps (`hooks.run.EVENTS`' row with `peek` and `guard`): the lock-free look
-at the saved state before a prompt, the cold-cache guard, the handoff of a held cold return, and the
-queued alerts shown beside a held prompt. Apart from `hooks.run`, whose other events (every tool
-result, every turn's end) never run them.
+at the saved state before a prompt, the cold-cache guard and the handoff of a held cold return.
+Apart from `hooks.run`, whose other events (every tool result, every turn's end) never run them.
 """
 
 from __future__ import annotations
@@ -45,11 +44,13 @@ def _current(doc: State, transcript: str | None) -> bool:
 
 def warm_and_nothing_queued(session_id: str) -> State | None:
     """Lock-free, before a prompt: the saved state when it shows a warm cache (or the guard is off)
-    and holds nothing queued for the user, else None. A state behind its transcript only makes the
-    last call look older, so warm there is warm for sure; anything else (cold, unknown, unreadable)
-    takes the locked path. Read as every reader reads a state (state.store: no symlink, bounded,
-    this schema and shape), without the lock and without moving anything: a file that cannot be
-    used is the locked path's to quarantine."""
+    and holds nothing queued for the user, or only what this prompt could not show anyway (under
+    `codex exec` with a stderr no line can be added to, `Agent.unseen`: the queue waits, and a
+    prompt on a current state there has nothing else to do), else None. A state behind its
+    transcript only makes the last call look older, so warm there is warm for sure; anything else
+    (cold, unknown, unreadable) takes the locked path. Read as every reader reads a state
+    (state.store: no symlink, bounded, this schema and shape), without the lock and without moving
+    anything: a file that cannot be used is the locked path's to quarantine."""
     from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
@@ -57,21 +58,41 @@ def warm_and_nothing_queued(session_id: str) -> State | None:
         doc = store.load(store.session_file(session_id), session_id, readonly=True)
     except (StateRejected, OSError):
         return None
-    if doc is None or doc.get("outbox"):
-        return None
-    if any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
+    if doc is None or any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
         return None
     from session_watcher.core import guard
     from session_watcher.state.shell import load_config
 
     try:
         cfg, _ = load_config(doc)
-        if cfg.get("guard") == "off":
-            return doc
-        got = guard.cold_cache(doc, cfg, time.time())
+        off = cfg.get("guard") == "off"
+        got = None if off else guard.cold_cache(doc, cfg, time.time())
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    return doc if got is not None and got["cold"] is False else None
+    if not off and (got is None or got["cold"] is not False):
+        return None
+    if _held_due(doc, cfg):  # the locked path sends it, or drops it past a break (hooks.run)
+        return None
+    return doc if not doc.get("outbox") or _unseen_here(doc) else None
+
+
+def _held_due(doc: State, cfg: Config) -> bool:
+    """A gate or reminder held back by the quiet period whose quiet is over (notifier.throttle)."""
+    note = doc.get("notified")
+    if not isinstance(note, dict) or not isinstance(note.get("held"), dict):
+        return False
+    from session_watcher.notifier.throttle import quiet
+
+    return not quiet(doc, cfg.get("notify"), time.time())
+
+
+def _unseen_here(doc: State) -> bool:
+    """Nothing this prompt's hook prints would reach anyone (its agent's `unseen`: `codex exec`
+    with a stderr no line can be added to): what is queued waits, whatever the lock would find."""
+    from session_watcher.agents import agent_named
+
+    agent = agent_named(doc["context"].get("agent"))
+    return agent is not None and agent.unseen()
 
 
 def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
@@ -217,15 +238,3 @@ def _log_warning(record: dict[str, Any]) -> None:
         from session_watcher.base.logs import log_once
 
         log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
-
-
-def no_restart_line(out: dict[str, Any]) -> dict[str, Any]:
-    """A queued alert shown beside a held prompt, without its restart line: at a cold cache the
-    handoff typed in the agent would send the cold conversation; the hold's reason says the way."""
-    from session_watcher.base.route import RESTART_LINE
-
-    text = out.get("systemMessage")
-    if not isinstance(text, str) or RESTART_LINE not in text:
-        return out
-    kept = "\n".join(line for line in text.split("\n") if not line.startswith(RESTART_LINE))
-    return {**out, "systemMessage": kept}
