@@ -365,10 +365,12 @@ def _route(state: State, cfg: Config, plan: Plan, said: dict[str, Any] | None, n
     (`when`: the time and `_gone_cold`), or a prompt the guard holds, drops them all, as it delivers
     none of the alerts of then: they were priced on a warm cache, and the cold return speaks for a
     restart (the hold's reason names the way that sends nothing to the model)."""
+    raw = state.pop("outbox", None)
+    if raw is None and new is None:  # the usual run: nothing queued, nothing new (no import)
+        return (_merge([said]) if plan["prints"] else None), False
     from session_watcher.hooks import outbox
 
     now, gone_cold = when
-    raw = state.pop("outbox", None)
     queued = outbox.entries(raw)
     if new is not None:
         queued.append(new)
