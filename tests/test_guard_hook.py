@@ -621,6 +621,9 @@ def test_a_gate_queued_before_a_break_past_the_edge_is_not_shown_at_the_prompt(t
     t = _queued_gate(tmp_path, "away", None)
     out = said(prompt("away", t))
     assert "costs more than a fresh start" not in json.dumps(out), out
+    # nor its restart line, a handoff typed in the agent: at a cold cache it sends the cold conversation
+    assert "/session-watcher:handoff" not in json.dumps(out)
+    assert "! session-watcher handoff" not in json.dumps(out)
     if guard == "ask":
         assert out is not None
         assert out["decision"] == "block"
