@@ -332,9 +332,37 @@ def test_both_routes_hold_with_the_same_words(tmp_path: Path) -> None:
 def test_off_is_silent_and_slash_commands_pass(tmp_path: Path) -> None:
     t = session(tmp_path, FIVE_MIN, 20)
     assert said(prompt("g1", t, "/compact")) is None
-    config('guard = "off"\n')
+    config('guard = "off"\n[notify]\nchannels = ["desktop"]\nfallback = "none"\n')  # nothing printed
     assert said(prompt("g1", t)) is None
     assert warnings_logged() == []
+
+
+@pytest.mark.parametrize("channels", ['channels = ["message"]\nfallback = "none"', 'channels = ["desktop"]'])
+def test_off_tells_a_cold_return_at_its_own_prompt_and_not_at_a_later_one(tmp_path: Path, channels: str) -> None:
+    """`guard = "off"`: the prompt is neither held nor warned (no guard's line, nothing logged), but the
+    cold return past guard_x is an alert all the same: its `message` channel (the fallback `message`
+    where the desktop cannot be reached, as here) tells it at its own prompt, before its call, with
+    the saving the fold of that call records; no later prompt shows it (its call made the re-write).
+    It was told at no prompt at all: a later prompt no longer shows a cold return's queued alert."""
+    from session_watcher.core.numbers import dollars
+
+    config(f'guard = "off"\n[notify]\n{channels}\n')
+    env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    t = session(tmp_path, FIVE_MIN, 20)
+    proc = hook("UserPromptSubmit", payload("g1", t, "UserPromptSubmit", prompt="carry on", prompt_id="p1"), env=env)
+    out = said(proc)
+    assert out is not None
+    assert set(out) == {"systemMessage"}, out
+    text = out["systemMessage"]
+    assert "Your cache expired: a fresh start is cheaper now" in text, text
+    assert "/session-watcher:handoff" not in text  # the cold form: nothing that goes to the model
+    assert warnings_logged() == []
+    append_cold_call(t)
+    assert hook("Stop", payload("g1", t)).returncode == 0
+    [alert] = [a for a in load_state("g1")["alerts"] if a["kind"] == "guard"]
+    assert f"Restarting now saves {dollars(alert['savingUsd'])}" in text, (alert, text)
+    assert said(prompt("g1", t)) is None
+    assert said(prompt("g1", t, "/clear")) is None
 
 
 def test_a_bad_guard_value_is_refused_by_config_set() -> None:

@@ -422,6 +422,16 @@ def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: s
     if q is None:
         return []
     t["guard"] += 1
+    alert = cold_alert(state, q, gap, ts)
+    state["alerts"].append(alert)
+    return [alert]
+
+
+def cold_alert(state: State, q: Quantities, gap: float, ts: float | None) -> Alert:
+    """The `guard` alert of a cold return before the state's next call (`_cold_return`'s, and what
+    a prompt with `guard = "off"` says of it: hooks.prompt.unguarded): what that call re-writes,
+    what a fresh start costs, what restarting saves."""
+    e = state["engine"]
     alert = alert_of(state, q, "guard", e["calls"] + 1)
     model, k = state["context"]["model"], q["K"] or 0.0
     big_l = eoq.cold_context(state, q["L"] or 0)  # the last call's whole context is re-written
@@ -433,8 +443,7 @@ def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: s
         "rewriteUsd": prices.write_usd(model, 0 if one_hour else big_l, big_l if one_hour else 0),
         "freshUsd": prices.read_usd(model, k),
     })
-    state["alerts"].append(alert)
-    return [alert]
+    return alert
 
 
 def _units(model: str | None, cr: int, written: tuple[int, int, int]) -> float:

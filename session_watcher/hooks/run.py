@@ -302,7 +302,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
     if plan["guard"] and caught_up:
         from session_watcher.hooks.prompt import guard_prompt
 
-        said, marked = guard_prompt(state, cfg, payload)
+        said, marked = guard_prompt(state, cfg, payload, plan["message"])
     for alert in state["alerts"]:  # fired by a status line's or the CLI's fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)

@@ -230,6 +230,19 @@ def send(
     return [c for c in channels if c in ("terminal", "message")]
 
 
+def printing(notify_cfg: NotifyConfig | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The channels `send` would leave to print, sending nothing: `terminal`, `message`, and the
+    fallback among them where the desktop cannot be reached (a cold return told at its prompt with
+    the guard off: hooks.prompt.unguarded)."""
+    env = os.environ if env is None else env
+    channels, fallback = _settings(notify_cfg)
+    if "desktop" in channels:
+        ok, _address, slow = _desktop(env)
+        if (not ok or slow) and fallback not in ("none", "desktop") and fallback not in channels:
+            channels.append(fallback)
+    return [c for c in channels if c in ("terminal", "message")]
+
+
 def printed(
     alert: Mapping[str, object], channels: Sequence[str], env: Mapping[str, str] | None = None,
     agent: str | None = None,
