@@ -676,6 +676,36 @@ def test_a_gate_queued_on_a_warm_cache_is_shown_at_the_prompt_at_the_status_line
     assert said(prompt("warm", t)) is None  # shown once
 
 
+def test_an_earlier_releases_queued_words_and_odd_entries_are_dropped_unshown(tmp_path: Path) -> None:
+    """A state saved by an earlier release queued the words (`{"systemMessage", "kept"}`), priced
+    then; beside them, entries of any odd shape: the prompt exits 0, shows none of them (the gate
+    queued beside them, priced now, is the one it may show) and leaves nothing queued."""
+    from session_watcher.state import store
+
+    config('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    t = _queued_gate(tmp_path, "old", time.time())
+    state = store.load(str(state_file("old")), "old")
+    assert state is not None
+    odd: list[Any] = [{"systemMessage": "old words", "kept": True}, {"terminalSequence": "old words"}, "old words",
+                      3, None, [], {"alert": "old words", "channels": ["message"]},
+                      {"alert": {}, "channels": ["message"]},
+                      {"alert": {"kind": "gate", "call": True}, "channels": [1]},
+                      {"alert": {"kind": ["gate"], "call": 26}, "channels": ["message"], "segment": [0]}]
+    state["outbox"] = [*odd, *state.get("outbox", [])]
+    store.save(str(state_file("old")), state)
+    out = said(prompt("old", t))
+    assert "old words" not in json.dumps(out)
+    assert out is not None
+    assert "This session now costs more than a fresh start" in out["systemMessage"]
+    assert not load_state("old").get("outbox")
+    state = store.load(str(state_file("old")), "old")
+    assert state is not None
+    state["outbox"] = odd
+    store.save(str(state_file("old")), state)
+    assert said(prompt("old", t)) is None
+    assert not load_state("old").get("outbox")
+
+
 def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:
     """What a fresh session saves at a cold return, as the prompt hook quoted it (warn: no handoff
     prepared, the model's K) and as the engine's `guard` alert records it once the cold call is
