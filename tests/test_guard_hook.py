@@ -676,6 +676,37 @@ def test_a_gate_queued_on_a_warm_cache_is_shown_at_the_prompt_at_the_status_line
     assert said(prompt("warm", t)) is None  # shown once
 
 
+def test_a_gate_queued_mid_turn_is_shown_at_the_prompt_after_the_turns_later_calls(tmp_path: Path) -> None:
+    """The async Stop hook queued the gate (call 25) at call 27; the turn went on to call 40 (a long
+    agentic turn), folded by later hooks: the next prompt shows the gate, priced now, though its call
+    is 15 behind. The queue is not news, judged once when its call was folded (hooks.run._news): a
+    prompt that showed only the alerts of its last 5 calls told the user of no gate of a long turn's
+    start (the message channel is a Codex thread's only one)."""
+    config('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    folder = tmp_path / "long"
+    folder.mkdir()
+    from tests.test_gate import overstaying
+
+    t: Path = overstaying(folder, calls=40, start=time.time() - 60)
+    full = t.read_bytes()
+    t.write_bytes(b"\n".join(full.split(b"\n")[:53]) + b"\n")  # the first 27 calls
+    for _ in range(50):
+        assert said(hook("Stop", payload("long", t))) is None
+        if (load_state("long").get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
+    assert [q["alert"]["call"] for q in load_state("long").get("outbox") or []] == [25]
+    t.write_bytes(full)
+    for _ in range(50):
+        assert said(hook("PostToolUse", payload("long", t, "PostToolUse"))) is None
+        if (load_state("long").get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
+    assert load_state("long")["engine"]["calls"] == 40
+    out = said(prompt("long", t))
+    assert out is not None
+    assert "This session now costs more than a fresh start" in out["systemMessage"], out
+    assert not load_state("long").get("outbox")
+
+
 def test_an_earlier_releases_queued_words_and_odd_entries_are_dropped_unshown(tmp_path: Path) -> None:
     """A state saved by an earlier release queued the words (`{"systemMessage", "kept"}`), priced
     then; beside them, entries of any odd shape: the prompt exits 0, shows none of them (the gate

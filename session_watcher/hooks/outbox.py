@@ -9,10 +9,12 @@ it is priced again at that moment by the one function the status line and `statu
 included), and worded for where that prompt runs (Codex's TUI offers `!session-watcher handoff`,
 `codex exec` the other terminal: `notifier.printed`). It is shown only while it still holds: a gate
 or reminder of the session's segment as it is now (a compaction or /clear restarted it), its call
-at most NEWS_CALLS behind the last one (as a fold's alerts are news: hooks.run._news), the session
-still in deep water (`throttle.release`'s rule), and its saving as priced now over the advice floor
+not rewound away (how far back does not matter: it was news when its call was folded,
+hooks.run._news, and a long turn's later calls do not make it less so), the session still in deep
+water (`throttle.release`'s rule), and its saving as priced now over the advice floor
 (`engine.above_floor`); of those, the newest alone (one alert per prompt: a later one supersedes
-it). A cold return's alert is not shown at a later prompt: its call made the re-write it priced. A
+it). A cold return's alert is not shown at a later prompt: its call made the re-write it priced
+(with `guard = "off"` its own prompt tells it: hooks.prompt.unguarded). A
 prompt or a start past a break beyond the cache's edge drops them all (hooks.run._gone_cold): the
 cold return speaks then. An entry an earlier release queued as text is dropped: its words and price
 were fixed when it was queued.
@@ -43,15 +45,17 @@ def entries(raw: object) -> list[dict[str, Any]]:
             and isinstance(q.get("channels"), list)]
 
 
-def pending(state: State, queued: list[dict[str, Any]], news_calls: int) -> list[dict[str, Any]]:
+def pending(state: State, queued: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records that may still hold by the state's counts alone (cheap: asked on every hook run
-    with something queued): advice of this segment, its call within `news_calls` of the last one."""
+    with something queued): advice of this segment, its call not rewound away. Not how far back its
+    call is: it was news when it was folded (hooks.run._news), and a long turn's later calls do not
+    make it less so (the prompt prices it now)."""
     e = state["engine"]
     kept = []
     for q in queued:
         call = q["alert"].get("call")
         if (q["alert"].get("kind") in ADVICE and q.get("segment") == e["segment"] and isinstance(call, int)
-                and e["calls"] - news_calls < call <= e["calls"]):
+                and not isinstance(call, bool) and 0 < call <= e["calls"]):
             kept.append(q)
     return kept
 

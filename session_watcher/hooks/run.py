@@ -377,7 +377,7 @@ def _route(state: State, cfg: Config, plan: Plan, said: dict[str, Any] | None, n
     held = said is not None and said.get("decision") == "block"  # the guard holds it: the cache is cold
     if queued and plan["beforeCall"] and (held or gone_cold()):
         queued = []
-    queued = outbox.pending(state, queued, NEWS_CALLS)[-OUTBOX_MAX:]
+    queued = outbox.pending(state, queued)[-OUTBOX_MAX:]
     out = None
     if plan["prints"] and queued and not _unseen(state):
         out = outbox.shown(state, cfg, queued, now)
