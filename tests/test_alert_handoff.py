@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,11 @@ def _message_config() -> None:
 
 
 def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> None:
-    """The status line cannot show a systemMessage; the hook after it does, once."""
+    """The status line cannot show a systemMessage; the hook after it does, once. (The synthetic
+    sessions here start now, their calls ahead: the cache is warm at every prompt; past a break
+    beyond its edge a queued alert is dropped, hooks.outbox.)"""
     _message_config()
-    transcript = overstaying(tmp_path, calls=27)  # its gate (call 25) is news at its end
+    transcript = overstaying(tmp_path, calls=27, start=time.time())  # its gate (call 25) is news at its end
     session = "overstay"
     # the first hook of the session folds nothing yet: the transcript appears only afterwards
     first = hook("SessionStart", payload(session, tmp_path / "not-yet.jsonl", "SessionStart", source="startup"))
@@ -64,8 +67,9 @@ def test_a_cli_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path, command: s
     and saves it; it cannot show a systemMessage either, so the gate it fired is left for the next
     hook, which shows it once (before: folded, saved, and never shown)."""
     _message_config()
-    head = len(overstaying(tmp_path, calls=20).read_bytes())  # the same session, 20 calls in: no gate yet
-    transcript = overstaying(tmp_path, calls=27)  # its gate (call 25) is news at its end
+    start = time.time()
+    head = len(overstaying(tmp_path, calls=20, start=start).read_bytes())  # the same session, 20 calls in: no gate yet
+    transcript = overstaying(tmp_path, calls=27, start=start)  # its gate (call 25) is news at its end
     # its last call seconds ago: a prompt's hook after a break past the cache tells no alert of before it
     shifted(transcript, transcript, 0.25)
     whole = transcript.read_bytes()
@@ -106,7 +110,7 @@ def test_a_hook_with_standard_output_closed_exits_0_and_logs_nothing(tmp_path: P
     for n, argv in enumerate((launcher("hook", "UserPromptSubmit"), [str(SW), "hook", "UserPromptSubmit"])):
         folder = tmp_path / str(n)
         folder.mkdir()
-        transcript = overstaying(folder, calls=27)  # its gate (call 25) is news at its end
+        transcript = overstaying(folder, calls=27, start=time.time())  # its gate (call 25) is news at its end
         session = f"closed-{n}"
         line = statusline({"session_id": session, "transcript_path": str(transcript), "cwd": str(folder),
                            "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}})

@@ -91,6 +91,12 @@ def start(project: Path, source: str, session: str = CHILD) -> dict[str, Any] | 
                                   "source": source})
 
 
+def queued_kinds(thread: str) -> list[str]:
+    """The kinds of the alerts queued in the thread's state for a prompt that shows them (hooks.outbox:
+    the alert, priced and worded when shown)."""
+    return [q["alert"]["kind"] for q in load_state(thread).get("outbox") or []]
+
+
 def pending(project: Path) -> list[dict[str, Any]]:
     got = sw("handoff", "--show", "--json")
     assert got.returncode == 0, got.stderr
@@ -395,16 +401,17 @@ def test_an_alert_left_queued_unseen_under_exec_is_dropped_once_its_cache_has_go
     """Under `codex exec` with its stderr a file opened for overwrite (`2>log`) a prompt leaves the
     queued alert in the state for a prompt that shows it. It stays only while the cache it was
     priced on does: a thread whose last call is 3 h old had its alert queued by the folding hook;
-    the exec prompt (held, unseen) keeps it, and the next prompt, in the TUI, shows it not (it was
-    shown there, "costs more than a fresh start" priced on a warm cache, hours late, as
-    hooks.run._gone_cold keeps a fold's alerts of then from a prompt), and it is gone from the state."""
+    the exec prompt (held, unseen) drops it, as any prompt past a break beyond the cache's edge does
+    (hooks.run._route; it kept it, and only a later prompt dropped it, until every queued alert was
+    priced when shown: hooks.outbox), and the next prompt, in the TUI, shows it not (it was shown
+    there once, "costs more than a fresh start" priced on a warm cache, hours late)."""
     import subprocess
 
     from tests.oracle import launcher
 
     assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
     rollout = folded(shifted(tmp_path, THREAD, 180), project)  # the async fold queues its alert
-    assert "costs more than a fresh start" in json.dumps(load_state(THREAD).get("outbox")), load_state(THREAD)
+    assert queued_kinds(THREAD) == ["backstop"], load_state(THREAD).get("outbox")
     script = tmp_path / "codex"
     script.write_text('#!/bin/sh\nshift\n"$@"\nstatus=$?\nexit $status\n')  # not exec'd: it stays the parent
     script.chmod(0o755)
@@ -421,7 +428,125 @@ def test_an_alert_left_queued_unseen_under_exec_is_dropped_once_its_cache_has_go
     assert held.get("decision") == "block", held  # the guard's hold is given all the same
     assert "systemMessage" not in held
     assert "costs more than a fresh start" not in log.read_text()
-    assert load_state(THREAD).get("outbox")  # kept: nobody saw it
+    assert not load_state(THREAD).get("outbox")  # dropped: priced on a cache gone since
     shown = prompt(rollout, project)  # the TUI, at once: sent again within the minute, the prompt goes
     assert shown is None or "costs more than a fresh start" not in json.dumps(shown), shown
     assert not load_state(THREAD).get("outbox")
+
+
+def _exec_hook(tmp_path: Path, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """One hook run as `codex exec` runs it with its stderr a file opened for overwrite (`2>log`:
+    no line of ours may go there, so what the prompt would show waits, queued): a stand-in `codex`
+    script stays the hook's parent; exit 0, nothing in the log."""
+    import subprocess
+
+    from tests.oracle import launcher
+
+    script = tmp_path / "codex"
+    if not script.exists():
+        script.write_text('#!/bin/sh\nshift\n"$@"\nstatus=$?\nexit $status\n')  # not exec'd: it stays the parent
+        script.chmod(0o755)
+    log = tmp_path / "exec.log"
+    body = {"hook_event_name": event, "model": "gpt-5.6-sol", "permission_mode": "default", **payload}
+    with log.open("w") as err:
+        got = subprocess.run([str(script), "exec", *launcher("hook", event, "codex")], input=json.dumps(body).encode(),
+                             stdout=subprocess.PIPE, stderr=err, timeout=60, check=False)
+    assert got.returncode == 0
+    assert log.read_text() == ""
+    return json.loads(got.stdout) if got.stdout.strip() else None
+
+
+def _cut(rollout: Path, calls: int) -> bytes:
+    """The rollout's first lines up to the one that makes its `calls`-th call (replay's count)."""
+    from session_watcher.sessions.replay import replay
+
+    data = rollout.read_bytes()
+    ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
+    probe = rollout.with_name("probe-" + rollout.name)
+    lo, hi = 0, len(ends) - 1
+    while lo < hi:  # the fewest lines that hold `calls` calls
+        mid = (lo + hi) // 2
+        probe.write_bytes(data[:ends[mid]])
+        if replay(str(probe))[0]["calls"] >= calls:
+            hi = mid
+        else:
+            lo = mid + 1
+    probe.unlink()
+    return data[:ends[lo]]
+
+
+def test_a_queued_alert_is_shown_at_the_price_of_when_it_is_shown(tmp_path: Path, project: Path) -> None:
+    """The thread's reminder at call 232 is queued by the folding hook; two more calls are folded
+    (a later `codex exec`, warm) before a prompt shows it: it quotes what `status` says a restart
+    saves then (the one price: eoq.restart_saving), not the $0.89 it was priced at when queued
+    (it was shown so, hours or many runs later too)."""
+    from session_watcher.core.numbers import dollars
+
+    assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
+    rollout = shifted(tmp_path, THREAD, 2)  # warm: a 30-minute cache floor
+    whole = rollout.read_bytes()
+    head = _cut(rollout, 232)
+    rollout.write_bytes(head)
+    folded(rollout, project)
+    state = load_state(THREAD)
+    assert state.get("outbox"), "the reminder waits for a prompt"
+    [queued] = [a for a in state["alerts"] if a["call"] == 232]
+    assert queued["kind"] == "backstop"
+    then = dollars(queued["savingUsd"])
+    rollout.write_bytes(whole)  # calls 233 and 234
+    folded(rollout, project)
+    assert load_state(THREAD)["engine"]["calls"] == 234
+    now = json.loads(sw("status", THREAD, "--json").stdout)["savingUsd"]
+    assert dollars(now) != then  # the price moved: the test can tell them apart
+    got = prompt(rollout, project)
+    assert got is not None
+    assert f"Restarting now saves {dollars(now)} over the next" in got["systemMessage"], got
+    assert then not in got["systemMessage"]
+    assert got["systemMessage"].count("session-watcher: ") == 1  # one alert per prompt
+    assert prompt(rollout, project) is None
+
+
+def test_an_alert_queued_under_exec_is_worded_for_the_tui_that_shows_it(tmp_path: Path, project: Path) -> None:
+    """A `codex exec` prompt (its stderr a file opened for overwrite: nothing shown) folds the
+    thread and queues its reminder; the TUI's next prompt shows it with the TUI's restart, the `!`
+    form then /clear (words chosen when shown, base/route.py), not exec's "in another terminal,
+    then run `codex exec` without `resume`" (it was worded when queued)."""
+    assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
+    rollout = shifted(tmp_path, THREAD, 2)
+    ask = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1",
+           "prompt": "go on"}
+    for _ in range(50):  # the exec prompt's hook folds the thread (a run folds for a bounded time)
+        assert _exec_hook(tmp_path, "UserPromptSubmit", ask) is None  # warm: nothing held, nothing seen
+        if (load_state(THREAD).get("cursor") or {}).get("offset") == rollout.stat().st_size:
+            break
+    assert load_state(THREAD).get("outbox"), "the reminder waits for a prompt"
+    got = prompt(rollout, project)  # the TUI
+    assert got is not None
+    text = got["systemMessage"]
+    assert "To restart with a handoff: `!" in text, text
+    assert "session-watcher handoff` (Codex runs it itself: no request to the model), then /clear here." in text
+    assert "another terminal" not in text
+    assert "codex exec" not in text
+
+
+def test_a_warm_exec_prompt_that_could_show_nothing_takes_no_lock(tmp_path: Path, project: Path) -> None:
+    """Under `codex exec` with a stderr no line can be added to, a warm prompt with an alert queued
+    has nothing to do: the lock-free read says so (Agent.unseen), and the prompt does not wait for
+    the session's lock (held here by another hook: it waited its 1 s and logged the lock busy)."""
+    import os
+    import pathlib
+
+    import filelock
+
+    from tests.statefile import state_file
+
+    assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
+    rollout = folded(shifted(tmp_path, THREAD, 2), project)
+    assert load_state(THREAD).get("outbox"), "the reminder waits for a prompt"
+    ask = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1",
+           "prompt": "go on"}
+    log = pathlib.Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    with filelock.FileLock(str(state_file(THREAD)) + ".lock"):
+        assert _exec_hook(tmp_path, "UserPromptSubmit", ask) is None
+    assert not log.exists() or "lock busy" not in log.read_text(), log.read_text()
+    assert load_state(THREAD).get("outbox"), "still waiting for a prompt that shows it"

@@ -356,8 +356,13 @@ def test_gate_ignores_sidechain_calls() -> None:
 
 # --------------------------------------------------------------------------- a synthetic overstaying session
 
-def overstaying(tmp_path: Any, g: int = 1000, calls: int = 130, compact_at: int | None = None) -> Any:
+def overstaying(tmp_path: Any, g: int = 1000, calls: int = 130, compact_at: int | None = None,
+                start: float | None = None) -> Any:
+    """`start`: its first call's time (epoch seconds; bench.synth's T0 by default, long past: a prompt
+    after it finds the cache cold for sure)."""
     t = Transcript(session_id="overstay", cwd=str(tmp_path))
+    if start is not None:
+        t.ts = start
     t.call(0, 19_999)  # floor 20k (1 input + 19,999 written), nothing cached before: shared 0
     cr = 20_000
     for i in range(1, calls):

@@ -332,9 +332,37 @@ def test_both_routes_hold_with_the_same_words(tmp_path: Path) -> None:
 def test_off_is_silent_and_slash_commands_pass(tmp_path: Path) -> None:
     t = session(tmp_path, FIVE_MIN, 20)
     assert said(prompt("g1", t, "/compact")) is None
-    config('guard = "off"\n')
+    config('guard = "off"\n[notify]\nchannels = ["desktop"]\nfallback = "none"\n')  # nothing printed
     assert said(prompt("g1", t)) is None
     assert warnings_logged() == []
+
+
+@pytest.mark.parametrize("channels", ['channels = ["message"]\nfallback = "none"', 'channels = ["desktop"]'])
+def test_off_tells_a_cold_return_at_its_own_prompt_and_not_at_a_later_one(tmp_path: Path, channels: str) -> None:
+    """`guard = "off"`: the prompt is neither held nor warned (no guard's line, nothing logged), but the
+    cold return past guard_x is an alert all the same: its `message` channel (the fallback `message`
+    where the desktop cannot be reached, as here) tells it at its own prompt, before its call, with
+    the saving the fold of that call records; no later prompt shows it (its call made the re-write).
+    It was told at no prompt at all: a later prompt no longer shows a cold return's queued alert."""
+    from session_watcher.core.numbers import dollars
+
+    config(f'guard = "off"\n[notify]\n{channels}\n')
+    env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    t = session(tmp_path, FIVE_MIN, 20)
+    proc = hook("UserPromptSubmit", payload("g1", t, "UserPromptSubmit", prompt="carry on", prompt_id="p1"), env=env)
+    out = said(proc)
+    assert out is not None
+    assert set(out) == {"systemMessage"}, out
+    text = out["systemMessage"]
+    assert "Your cache expired: a fresh start is cheaper now" in text, text
+    assert "/session-watcher:handoff" not in text  # the cold form: nothing that goes to the model
+    assert warnings_logged() == []
+    append_cold_call(t)
+    assert hook("Stop", payload("g1", t)).returncode == 0
+    [alert] = [a for a in load_state("g1")["alerts"] if a["kind"] == "guard"]
+    assert f"Restarting now saves {dollars(alert['savingUsd'])}" in text, (alert, text)
+    assert said(prompt("g1", t)) is None
+    assert said(prompt("g1", t, "/clear")) is None
 
 
 def test_a_bad_guard_value_is_refused_by_config_set() -> None:
@@ -474,8 +502,8 @@ def test_a_cold_return_told_at_the_prompt_is_not_notified_again(tmp_path: Path) 
             assert after is None
         else:
             assert "shownBy" not in guards[0]
-            assert after is not None
-            assert "cold cache" not in after["systemMessage"]  # the engine's alert, not the guard's line
+            assert after is None
+            assert not load_state(sid).get("outbox")
 
 
 def _idle_session(t: Path, compacted: bool) -> None:
@@ -600,45 +628,120 @@ def test_short_of_the_edge_a_warning_and_no_hold(tmp_path: Path) -> None:
     assert (logged["asked"], logged["sure"]) == (False, False)
 
 
-def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_path: Path) -> None:
-    """SPEC: the guard's block reason is the message; a pending gate alert may come with it. The
-    reason is the guard's line alone, the queued alert its own `systemMessage` (built here, not left
-    to what a budgeted fold got done)."""
-    from session_watcher.state import store
+def _queued_gate(tmp_path: Path, sid: str, start: float | None) -> Path:
+    """A synthetic session whose gate (call 25) is news at its end (call 27), its first call at
+    `start` (None: bench.synth's T0, months ago), folded by the async Stop hook, which queues the
+    gate for the next prompt (the `message` channel: an async hook prints nothing)."""
+    from tests.test_gate import overstaying
 
-    t = session(tmp_path, FIVE_MIN, 20)
-    state = store.load(str(state_file("g1")), "g1")
-    assert state is not None
-    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate)."}]
-    store.save(str(state_file("g1")), state)
-    out = said(prompt("g1", t))
-    assert out is not None
-    assert out["decision"] == "block"
-    assert out["reason"].startswith("session-watcher: cold cache (last call 20 min ago")
-    assert "gate" not in out["reason"]
-    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate)."
-    assert "outbox" not in load_state("g1")  # delivered once
+    folder = tmp_path / sid
+    folder.mkdir()
+    t: Path = overstaying(folder, calls=27, start=start)
+    for _ in range(50):
+        assert said(hook("Stop", payload(sid, t))) is None
+        if (load_state(sid).get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
+    assert load_state(sid).get("outbox"), "the gate is queued for the next prompt"
+    return t
 
 
-def test_a_held_prompt_shows_no_restart_typed_in_the_agent(tmp_path: Path) -> None:
-    """A gate alert queued before the break names the route's handoff command; beside a held prompt
-    (the cache is cold) that command would send the cold conversation to the model: its restart line
-    is left out, the rest of the alert shown, and the hold's reason says the way (/clear)."""
-    from session_watcher.state import store
-
-    t = session(tmp_path, FIVE_MIN, 20)
-    state = store.load(str(state_file("g1")), "g1")
-    assert state is not None
-    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate).\n"
-                                         "To restart with a handoff: /session-watcher:handoff, then /clear.\n"
-                                         "Model: claude-opus-4-6"}]
-    store.save(str(state_file("g1")), state)
-    out = said(prompt("g1", t))
-    assert out is not None
-    assert out["decision"] == "block"
-    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate).\nModel: claude-opus-4-6"
+@pytest.mark.parametrize("guard", ["ask", "warn", "off"])
+def test_a_gate_queued_before_a_break_past_the_edge_is_not_shown_at_the_prompt(tmp_path: Path, guard: str) -> None:
+    """The async Stop hook queued the gate, priced on a warm cache; the user came back months later
+    (past the cache's edge for sure): the prompt shows no gate, whatever `guard` says (ask holds
+    with its own priced line, warn says it, off says nothing), and the queue is gone. It was shown
+    beside the guard's line, "costs more than a fresh start", priced on the warm cache of then
+    (issue 37: one price; only alerts first folded after the break were dropped, hooks.run._news)."""
+    config(f'guard = "{guard}"\n[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    t = _queued_gate(tmp_path, "away", None)
+    out = said(prompt("away", t))
+    assert "costs more than a fresh start" not in json.dumps(out), out
+    # nor its restart line, a handoff typed in the agent: at a cold cache it sends the cold conversation
     assert "/session-watcher:handoff" not in json.dumps(out)
-    assert "/clear" in out["reason"]
+    assert "! session-watcher handoff" not in json.dumps(out)
+    if guard == "ask":
+        assert out is not None
+        assert out["decision"] == "block"
+    assert not load_state("away").get("outbox")
+
+
+def test_a_gate_queued_on_a_warm_cache_is_shown_at_the_prompt_at_the_status_lines_price(tmp_path: Path) -> None:
+    """Without the break the queued gate comes at the next prompt, once, quoting what `status` says
+    a restart saves at that moment (eoq.restart_saving: one price)."""
+    from session_watcher.core.numbers import dollars
+
+    config('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    t = _queued_gate(tmp_path, "warm", time.time())
+    out = said(prompt("warm", t))
+    assert out is not None
+    assert set(out) == {"systemMessage"}, out
+    assert "This session now costs more than a fresh start" in out["systemMessage"]
+    doc = json.loads(sw("status", "warm", "--json").stdout)
+    assert doc["savingUsd"] > 0
+    assert f"Restarting now saves {dollars(doc['savingUsd'])} over the next" in out["systemMessage"], out
+    assert not load_state("warm").get("outbox")
+    assert said(prompt("warm", t)) is None  # shown once
+
+
+def test_a_gate_queued_mid_turn_is_shown_at_the_prompt_after_the_turns_later_calls(tmp_path: Path) -> None:
+    """The async Stop hook queued the gate (call 25) at call 27; the turn went on to call 40 (a long
+    agentic turn), folded by later hooks: the next prompt shows the gate, priced now, though its call
+    is 15 behind. The queue is not news, judged once when its call was folded (hooks.run._news): a
+    prompt that showed only the alerts of its last 5 calls told the user of no gate of a long turn's
+    start (the message channel is a Codex thread's only one)."""
+    config('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    folder = tmp_path / "long"
+    folder.mkdir()
+    from tests.test_gate import overstaying
+
+    t: Path = overstaying(folder, calls=40, start=time.time() - 60)
+    full = t.read_bytes()
+    t.write_bytes(b"\n".join(full.split(b"\n")[:53]) + b"\n")  # the first 27 calls
+    for _ in range(50):
+        assert said(hook("Stop", payload("long", t))) is None
+        if (load_state("long").get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
+    assert [q["alert"]["call"] for q in load_state("long").get("outbox") or []] == [25]
+    t.write_bytes(full)
+    for _ in range(50):
+        assert said(hook("PostToolUse", payload("long", t, "PostToolUse"))) is None
+        if (load_state("long").get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
+    assert load_state("long")["engine"]["calls"] == 40
+    out = said(prompt("long", t))
+    assert out is not None
+    assert "This session now costs more than a fresh start" in out["systemMessage"], out
+    assert not load_state("long").get("outbox")
+
+
+def test_an_earlier_releases_queued_words_and_odd_entries_are_dropped_unshown(tmp_path: Path) -> None:
+    """A state saved by an earlier release queued the words (`{"systemMessage", "kept"}`), priced
+    then; beside them, entries of any odd shape: the prompt exits 0, shows none of them (the gate
+    queued beside them, priced now, is the one it may show) and leaves nothing queued."""
+    from session_watcher.state import store
+
+    config('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    t = _queued_gate(tmp_path, "old", time.time())
+    state = store.load(str(state_file("old")), "old")
+    assert state is not None
+    odd: list[Any] = [{"systemMessage": "old words", "kept": True}, {"terminalSequence": "old words"}, "old words",
+                      3, None, [], {"alert": "old words", "channels": ["message"]},
+                      {"alert": {}, "channels": ["message"]},
+                      {"alert": {"kind": "gate", "call": True}, "channels": [1]},
+                      {"alert": {"kind": ["gate"], "call": 26}, "channels": ["message"], "segment": [0]}]
+    state["outbox"] = [*odd, *state.get("outbox", [])]
+    store.save(str(state_file("old")), state)
+    out = said(prompt("old", t))
+    assert "old words" not in json.dumps(out)
+    assert out is not None
+    assert "This session now costs more than a fresh start" in out["systemMessage"]
+    assert not load_state("old").get("outbox")
+    state = store.load(str(state_file("old")), "old")
+    assert state is not None
+    state["outbox"] = odd
+    store.save(str(state_file("old")), state)
+    assert said(prompt("old", t)) is None
+    assert not load_state("old").get("outbox")
 
 
 def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:

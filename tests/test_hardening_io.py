@@ -666,7 +666,8 @@ def test_class8_a_malformed_bus_address_falls_back_and_saves(root: Path) -> None
     state = load_state("overstay", fs.sw_home(root))
     assert state["alerts"]
     assert state["outbox"]
-    assert "session-watcher" in state["outbox"][0]["systemMessage"]
+    assert state["outbox"][0]["alert"]["kind"] in ("gate", "backstop")  # worded when a prompt shows it
+    assert "message" in state["outbox"][0]["channels"]
     for args in (("doctor",), ("notify", "--test")):
         got = cli(root, *args, **bus)
         assert b"Traceback" not in got.stderr + got.stdout

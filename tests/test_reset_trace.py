@@ -239,4 +239,5 @@ def test_the_run_that_folds_the_last_line_delivers(tmp_path: Path, monkeypatch: 
     last = alerts[-1]["call"]
     assert last > state["engine"]["calls"] - run.NEWS_CALLS  # news when the fold got there
     assert len(state["outbox"]) == 1
-    assert "session-watcher" in state["outbox"][0]["systemMessage"]
+    assert state["outbox"][0]["alert"]["kind"] in ("gate", "backstop")  # worded when a prompt shows it
+    assert "message" in state["outbox"][0]["channels"]

@@ -33,3 +33,4 @@ _.call_usd  # core/prices_openai.py: one call's dollars with the 272K step (test
 _.run_report_json  # reports/collect.py: the report as one JSON text (tests/test_report_text.py, bench/versus.py)
 _.report_of_parts  # reports/warmth.py: the report from every part at once, what merge.py equals (tests/builders.py)
 _.__getattr__  # base/sysos.py: the interpreter calls a module's own for a name it lacks (PEP 562)
+_.dispatch  # notifier/__init__.py: send, then printed, in one call: the tests of both (the hooks call them apart)

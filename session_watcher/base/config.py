@@ -125,7 +125,9 @@ KEYS = (
     Key("notify.remind_min", "minutes", 10, "minutes between a session's alerts (gates, reminders; advice "
         "at a cold return always comes)", low=0, high=10080, note="0: no limit"),
     Key("guard", "choice", "ask", "the cold-cache guard before each prompt: ask (hold the prompt back once, "
-        "priced choices, the handoff prepared; only once the cache has surely expired), warn, off",
+        "priced choices, the handoff prepared; only once the cache has surely expired), warn, off (no line "
+        "of the guard's; a cold return past guard_x is still an alert, its message / terminal channels "
+        "shown at that prompt)",
         choices=GUARD_MODES, aliases={"block": "ask"}),
     Key("handoff_stale_min", "minutes", HANDOFF_STALE_MIN,
         "minutes a handoff waits for the project's next fresh session", low=1, high=10080),

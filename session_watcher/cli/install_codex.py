@@ -214,8 +214,9 @@ def doctor_lines() -> list[str]:
                          "shown on this system: exec shows no hook's output, and session-watcher writes them to "
                          "exec's stderr through /proc, which this system has not; a held prompt says only "
                          "`hook: UserPromptSubmit Blocked` (sent again within a minute, it goes); the alerts go to "
-                         "the desktop's notifications too and wait, queued, for a prompt of the TUI's while their "
-                         "cache lives; `session-watcher status` says where the thread stands")
+                         "the desktop's notifications too and wait, queued, for a prompt of the TUI's, which shows "
+                         "the newest that still holds, priced then (none after a break past the cache's edge); "
+                         "`session-watcher status` says where the thread stands")
     return lines
 
 

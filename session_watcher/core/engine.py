@@ -422,7 +422,17 @@ def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: s
     if q is None:
         return []
     t["guard"] += 1
-    alert = _alert(state, q, "guard", e["calls"] + 1)
+    alert = cold_alert(state, q, gap, ts)
+    state["alerts"].append(alert)
+    return [alert]
+
+
+def cold_alert(state: State, q: Quantities, gap: float, ts: float | None) -> Alert:
+    """The `guard` alert of a cold return before the state's next call (`_cold_return`'s, and what
+    a prompt with `guard = "off"` says of it: hooks.prompt.unguarded): what that call re-writes,
+    what a fresh start costs, what restarting saves."""
+    e = state["engine"]
+    alert = alert_of(state, q, "guard", e["calls"] + 1)
     model, k = state["context"]["model"], q["K"] or 0.0
     big_l = eoq.cold_context(state, q["L"] or 0)  # the last call's whole context is re-written
     # the one figure (the guard's, the status line's): at the model's K, as the fold has no handoff
@@ -433,8 +443,7 @@ def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: s
         "rewriteUsd": prices.write_usd(model, 0 if one_hour else big_l, big_l if one_hour else 0),
         "freshUsd": prices.read_usd(model, k),
     })
-    state["alerts"].append(alert)
-    return [alert]
+    return alert
 
 
 def _units(model: str | None, cr: int, written: tuple[int, int, int]) -> float:
@@ -451,15 +460,19 @@ def worth_saying(state: State, q: Quantities, cfg: ModelParams) -> bool:
     attention: at least `advice_min_usd` dollars (a model with no price: not judged so) and at least
     `advice_min_share` of what the segment's cache cost so far. Below it the lamp may be amber, but
     nothing is sent. `q`: the call's figures (`eoq.figures`), the horizon filled in here."""
-    saving = eoq.with_horizon(state, cfg, q)["saving"]
+    return above_floor(state, eoq.with_horizon(state, cfg, q)["saving"], cfg) and payback_holds(state, q, cfg)
+
+
+def above_floor(state: State, saving: float | None, cfg: ModelParams) -> bool:
+    """A restart saving (read-price tokens) is over the advice floor: at least `advice_min_usd`
+    dollars (a model with no price: not judged so) and `advice_min_share` of the segment's cache
+    cost so far (`worth_saying`'s, and a queued alert's when shown: hooks.outbox)."""
     if saving is None or saving <= 0:
         return False
     usd = prices.read_usd(state["context"]["model"], saving)
     if usd is not None and usd < cfg["advice_min_usd"]:
         return False
-    if saving < cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0):
-        return False
-    return payback_holds(state, q, cfg)
+    return not saving < cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0)
 
 
 def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
@@ -536,23 +549,24 @@ def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float)
             e["sinceAlert"] = 0
             e["gateSaving"] = q["saving"]
             e["tally"]["gate"] += 1
-            alerts.append(_alert(state, q, "gate", e["calls"]))
+            alerts.append(alert_of(state, q, "gate", e["calls"]))
     else:
         e["sinceAlert"] += done
         if reminder_due(state, q, cfg) and worth_saying(state, q, cfg):
             e["sinceAlert"] = 0
             e["reminders"] += 1
             e["tally"]["backstop"] += 1
-            alerts.append(_alert(state, q, "backstop", e["calls"]))
+            alerts.append(alert_of(state, q, "backstop", e["calls"]))
     state["alerts"].extend(alerts)
     if len(state["alerts"]) > ALERTS_MAX:
         del state["alerts"][: len(state["alerts"]) - ALERTS_MAX]
     return alerts
 
 
-def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
+def alert_of(state: State, q: Quantities, kind: str, call: int) -> Alert:
     """An alert with what the user can act on: what a restart carries (system and files), what it
-    costs (K) and what restarting now saves over the next cycle, in tokens and dollars."""
+    costs (K) and what restarting now saves over the next cycle, in tokens and dollars (an alert
+    queued for the next prompt is priced again by it when shown: hooks.outbox)."""
     e = state["engine"]
     model = state["context"]["model"]
     base = q["bDefault"] or q["bFull"] or 0

@@ -235,7 +235,7 @@ class ContextSeen(TypedDict, total=False):
 
 
 class Alert(TypedDict):
-    """A gate, backstop or guard alert (engine._alert); guard alerts add what a cold return costs."""
+    """A gate, backstop or guard alert (engine.alert_of); guard alerts add what a cold return costs."""
 
     kind: str
     call: int

@@ -1,7 +1,6 @@
 """UserPromptSubmit's own steps (`hooks.run.EVENTS`' row with `peek` and `guard`): the lock-free look
-at the saved state before a prompt, the cold-cache guard, the handoff of a held cold return, and the
-queued alerts shown beside a held prompt. Apart from `hooks.run`, whose other events (every tool
-result, every turn's end) never run them.
+at the saved state before a prompt, the cold-cache guard and the handoff of a held cold return.
+Apart from `hooks.run`, whose other events (every tool result, every turn's end) never run them.
 """
 
 from __future__ import annotations
@@ -44,12 +43,15 @@ def _current(doc: State, transcript: str | None) -> bool:
 
 
 def warm_and_nothing_queued(session_id: str) -> State | None:
-    """Lock-free, before a prompt: the saved state when it shows a warm cache (or the guard is off)
-    and holds nothing queued for the user, else None. A state behind its transcript only makes the
-    last call look older, so warm there is warm for sure; anything else (cold, unknown, unreadable)
-    takes the locked path. Read as every reader reads a state (state.store: no symlink, bounded,
-    this schema and shape), without the lock and without moving anything: a file that cannot be
-    used is the locked path's to quarantine."""
+    """Lock-free, before a prompt: the saved state when it shows a warm cache (the guard off: a cache
+    not cold for sure, past which the cold return's alert may be due, `unguarded`) and holds
+    nothing queued for the user, or only what this prompt could not show anyway (under
+    `codex exec` with a stderr no line can be added to, `Agent.unseen`: the queue waits, and a
+    prompt on a current state there has nothing else to do), else None. A state behind its
+    transcript only makes the last call look older, so warm there is warm for sure; anything else
+    (cold, unknown, unreadable) takes the locked path. Read as every reader reads a state
+    (state.store: no symlink, bounded, this schema and shape), without the lock and without moving
+    anything: a file that cannot be used is the locked path's to quarantine."""
     from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
@@ -57,25 +59,48 @@ def warm_and_nothing_queued(session_id: str) -> State | None:
         doc = store.load(store.session_file(session_id), session_id, readonly=True)
     except (StateRejected, OSError):
         return None
-    if doc is None or doc.get("outbox"):
-        return None
-    if any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
+    if doc is None or any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
         return None
     from session_watcher.core import guard
     from session_watcher.state.shell import load_config
 
     try:
         cfg, _ = load_config(doc)
-        if cfg.get("guard") == "off":
-            return doc
+        off = cfg.get("guard") == "off"
         got = guard.cold_cache(doc, cfg, time.time())
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    return doc if got is not None and got["cold"] is False else None
+    if (got is None or got["cold"] is not False) and not (off and not (got and got["sure"])):
+        return None
+    if _held_due(doc, cfg):  # the locked path sends it, or drops it past a break (hooks.run)
+        return None
+    return doc if not doc.get("outbox") or _unseen_here(doc) else None
 
 
-def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+def _held_due(doc: State, cfg: Config) -> bool:
+    """A gate or reminder held back by the quiet period whose quiet is over (notifier.throttle)."""
+    note = doc.get("notified")
+    if not isinstance(note, dict) or not isinstance(note.get("held"), dict):
+        return False
+    from session_watcher.notifier.throttle import quiet
+
+    return not quiet(doc, cfg.get("notify"), time.time())
+
+
+def _unseen_here(doc: State) -> bool:
+    """Nothing this prompt's hook prints would reach anyone (its agent's `unseen`: `codex exec`
+    with a stderr no line can be added to): what is queued waits, whatever the lock would find."""
+    from session_watcher.agents import agent_named
+
+    agent = agent_named(doc["context"].get("agent"))
+    return agent is not None and agent.unseen()
+
+
+def guard_prompt(state: State, cfg: Config, payload: dict[str, Any],
+                 message: bool = False) -> tuple[dict[str, Any] | None, bool]:
     """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
+    `off`: no line of the guard's, only the cold return's alert (`unguarded`; `message`: the
+    `message` channel is the hook's whatever the configured channels, as a Codex thread's).
 
     Shown to the user only. `ask` (the default; `block` is its old name): past guard_x, and past the
     edge where the cache is cold for sure, the prompt is held back once with the priced choices
@@ -90,7 +115,7 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
     mode = cfg.get("guard", "ask")
     prompt = payload.get("prompt")
     if mode == "off":
-        return None, False
+        return unguarded(state, cfg, prompt, message), False
     from session_watcher.agents import FALLBACK, agent_named
 
     agent = agent_named(state["context"].get("agent")) or FALLBACK
@@ -140,6 +165,32 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode,
                       "afterTs": gap[0], "call": gap[1], "asked": "decision" in out, **advice})
     return out, changed
+
+
+def unguarded(state: State, cfg: Config, prompt: object, message: bool) -> dict[str, str] | None:
+    """`guard = "off"`: the prompt is neither held nor warned, but a cold return the advice speaks of
+    (`engine.cold_return_due`: past the cache's edge, x >= guard_x) is an alert all the same, and its
+    `message` and `terminal` channels (the fallback among them where the desktop cannot be reached:
+    `notifier.printing`) are told here, before its call, in the alert's words (the fold
+    of that call records it and sends its desktop notification; no later prompt shows it: its call
+    made the re-write it priced, hooks.outbox). A slash command (`/clear`, the handoff) is not the
+    prompt that re-writes the cache. None: nothing to print."""
+    if isinstance(prompt, str) and prompt.lstrip().startswith("/"):
+        return None
+    from session_watcher.core import engine
+
+    now = time.time()
+    q = engine.cold_return_due(state, cfg, now)
+    last = state["engine"]["lastTs"]
+    if q is None or last is None:
+        return None
+    from session_watcher.notifier import printed, printing
+
+    notify = cfg["notify"]
+    if message and "message" not in notify["channels"]:
+        notify = {**notify, "channels": [*notify["channels"], "message"]}
+    alert = engine.cold_alert(state, q, now - last, now)
+    return printed(alert, printing(notify), agent=state["context"].get("agent"))
 
 
 def _asked_again(state: State, prompt: object, agent: Agent) -> tuple[dict[str, Any] | None, bool]:
@@ -217,15 +268,3 @@ def _log_warning(record: dict[str, Any]) -> None:
         from session_watcher.base.logs import log_once
 
         log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
-
-
-def no_restart_line(out: dict[str, Any]) -> dict[str, Any]:
-    """A queued alert shown beside a held prompt, without its restart line: at a cold cache the
-    handoff typed in the agent would send the cold conversation; the hold's reason says the way."""
-    from session_watcher.base.route import RESTART_LINE
-
-    text = out.get("systemMessage")
-    if not isinstance(text, str) or RESTART_LINE not in text:
-        return out
-    kept = "\n".join(line for line in text.split("\n") if not line.startswith(RESTART_LINE))
-    return {**out, "systemMessage": kept}

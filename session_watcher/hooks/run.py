@@ -16,10 +16,11 @@ EVENTS (an event's row: its `Plan`), read by one flow (`hooks.entry.main` -> `ru
 guard) are `hooks.prompt`'s, loaded by that event alone. Every event but UserPromptSubmit,
 SessionEnd and the SessionStart inject is registered `"async": true` (the agent does not wait) and
 prints nothing, because an async hook's
-output goes to the model; its alerts go to the desktop, and what must be printed (the `message` and
-`terminal` channels) is queued in the state (`outbox`) for UserPromptSubmit, whose output reaches
-the user only (where nobody would see it, under `codex exec` with a stderr no line can be added to,
-it stays queued for a prompt that shows it). The async Stop hook first waits, bounded, for the
+output goes to the model; its alerts go to the desktop, and the alert whose `message` and
+`terminal` channels must be printed is queued in the state (`outbox`) for UserPromptSubmit, whose
+output reaches the user only, and which prices and words it when it shows it (hooks.outbox; where
+nobody would see it, under `codex exec` with a stderr no line can be added to, it stays queued for a
+prompt that shows it). The async Stop hook first waits, bounded, for the
 turn's last API call to be written; SessionEnd runs synchronously (print mode kills async hooks
 at exit) and folds the rest, so a session's state is complete when the client exits.
 """
@@ -74,7 +75,7 @@ STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for 
 # async Stop folding the same lines (<= its 0.4 s budget + a save), within SessionEnd's 1.5 s budget
 SESSION_END_LOCK_TIMEOUT = 0.9
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
-OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
+OUTBOX_MAX = 8  # queued alerts kept for the next synchronous hook (the newest; hooks.outbox shows one)
 TIDY_EVERY = 86400.0  # state.tidy's: its sweep is due once a day
 NEWS_CALLS = 5  # an alert fired further back than this many calls is history (a first fold, a rebuild)
 # seconds since the last call under which no cache is cold for sure (core.eoq.EDGE_MARGIN, past the
@@ -301,7 +302,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
     if plan["guard"] and caught_up:
         from session_watcher.hooks.prompt import guard_prompt
 
-        said, marked = guard_prompt(state, cfg, payload)
+        said, marked = guard_prompt(state, cfg, payload, plan["message"])
     for alert in state["alerts"]:  # fired by a status line's or the CLI's fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)
@@ -329,15 +330,20 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
             state["notified"].pop("held")
         alerts = release(state, cfg["notify"], now)
         marked = marked or bool(alerts) or len(state["notified"]) != before
-    out = None
+    new = None
     if alerts:
         from session_watcher import notifier
 
         notify = cfg["notify"]
         if plan["message"] and "message" not in notify["channels"]:
             notify = {**notify, "channels": [*notify["channels"], "message"]}
-        out = notifier.dispatch(alerts, notify, agent=state["context"].get("agent"))
-    out, queued = _route(state, plan, said, out, gone_cold)
+        channels = notifier.send(alerts, notify, agent=state["context"].get("agent"))
+        if channels:  # printed by a prompt that shows it, priced and worded then (hooks.outbox)
+            from session_watcher.hooks import outbox
+            from session_watcher.notifier.message import pick
+
+            new = outbox.entry(state, pick(alerts), channels)  # type: ignore[arg-type]
+    out, queued = _route(state, cfg, plan, said, new, (now, gone_cold))
     marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
@@ -347,35 +353,39 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
     return out
 
 
-def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str, Any] | None,
-           gone_cold: Callable[[], bool]) -> tuple[dict[str, Any] | None, bool]:
-    """(what this run prints, whether the state's outbox changed). A printing hook prints the guard's
-    line, then what async hooks queued, then this run's; an async hook's output would go to the
-    model, so it queues it for the next synchronous hook. So does a printing hook whose messages
-    nobody sees where it runs (`Agent.unseen`: under `codex exec`, a stderr our lines cannot be
-    added to): they wait for a prompt that shows them, marked `kept`; the guard's line is printed all
-    the same (its block holds the prompt). A kept message lives while the cache it was priced on
-    does: a prompt's or a start's hook past a break beyond it (`gone_cold`: `_gone_cold`) drops it,
-    as it delivers none of the alerts of then."""
-    queued = state.pop("outbox", None)
-    queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
-    changed = False
-    if plan["beforeCall"] and any(q.get("kept") for q in queued) and gone_cold():
-        queued, changed = [q for q in queued if not q.get("kept")], True
-    if plan["prints"] and not ((queued or out) and _unseen(state)):
-        if said is not None and said.get("decision") == "block":  # held: the cache is cold
-            from session_watcher.hooks.prompt import no_restart_line
+def _route(state: State, cfg: Config, plan: Plan, said: dict[str, Any] | None, new: dict[str, Any] | None,
+           when: tuple[float, Callable[[], bool]]) -> tuple[dict[str, Any] | None, bool]:
+    """(what this run prints, whether the state's outbox changed). `new`: this run's alert, whose
+    `message` / `terminal` channels are to be printed (hooks.outbox.entry). A printing hook prints
+    the guard's line, then the newest queued alert that still holds, priced and worded now
+    (hooks.outbox: one price, the words of where it is shown); an async hook's output would go to the
+    model, so it queues the alert for the next synchronous hook. So does a printing hook whose
+    messages nobody sees where it runs (`Agent.unseen`: under `codex exec`, a stderr our lines cannot
+    be added to): they wait for a prompt that shows them; the guard's line is printed all the same
+    (its block holds the prompt). A prompt's or a start's hook past a break beyond the cache's edge
+    (`when`: the time and `_gone_cold`), or a prompt the guard holds, drops them all, as it delivers
+    none of the alerts of then: they were priced on a warm cache, and the cold return speaks for a
+    restart (the hold's reason names the way that sends nothing to the model)."""
+    raw = state.pop("outbox", None)
+    if raw is None and new is None:  # the usual run: nothing queued, nothing new (no import)
+        return (_merge([said]) if plan["prints"] else None), False
+    from session_watcher.hooks import outbox
 
-            queued = [no_restart_line(q) for q in queued]
-        return _merge([said, *queued, out]), bool(queued) or changed
-    if out:
-        queued = [*queued, out][-OUTBOX_MAX:]
-    if plan["prints"] and queued:  # seen by no one: kept (its `kept` no string: never printed)
-        changed = changed or not all(q.get("kept") is True for q in queued)
-        queued = [{**q, "kept": True} for q in queued]
+    now, gone_cold = when
+    queued = outbox.entries(raw)
+    if new is not None:
+        queued.append(new)
+    held = said is not None and said.get("decision") == "block"  # the guard holds it: the cache is cold
+    if queued and plan["beforeCall"] and (held or gone_cold()):
+        queued = []
+    queued = outbox.pending(state, queued)[-OUTBOX_MAX:]
+    out = None
+    if plan["prints"] and queued and not _unseen(state):
+        out = outbox.shown(state, cfg, queued, now)
+        queued = []  # shown, or no longer holding: used up
     if queued:
         state["outbox"] = queued
-    return (said if plan["prints"] else None), changed
+    return (_merge([said, out]) if plan["prints"] else None), (raw or None) != (queued or None)
 
 
 def _unseen(state: State) -> bool:

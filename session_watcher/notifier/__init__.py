@@ -175,23 +175,48 @@ def dispatch(
     agent: str | None = None,
 ) -> dict[str, str] | None:
     """Deliver the alerts through the configured channels; the hook's stdout object, or None.
-    `agent`: the name of the session's agent, whose way to a fresh session the restart line names."""
+    `agent`: the name of the session's agent, whose way to a fresh session the restart line names.
+    `send`, then `printed` of the one alert shown (`message.pick`)."""
     if not alerts:
         return None
     from session_watcher.notifier import message
 
-    env = os.environ if env is None else env
-    channels, fallback = _settings(notify_cfg)
-    alert = message.pick(alerts)
+    channels = send(alerts, notify_cfg, env, agent)
+    return printed(message.pick(alerts), channels, env, agent)
+
+
+def _words(alert: Mapping[str, object], env: Mapping[str, str], agent: str | None) -> tuple[str, str]:
+    """(title, body) of `alert` in the words of the route and the agent where this process runs (a
+    Codex hook under `codex exec` or in the TUI: `Agent.fresh_start`, `Agent.shell_escape`)."""
     from session_watcher.agents import agent_named
     from session_watcher.base import route
+    from session_watcher.notifier import message
 
     known = agent_named(agent)
     then = known.fresh_start() if known is not None else None
     escape = known.shell_escape() if known is not None else None
-    title, body = message.compose(alert, route.restart_path(route.of_hook(env), then, escape),
-                                  route.cli_command(env, hook=True), then, escape)
+    return message.compose(alert, route.restart_path(route.of_hook(env), then, escape),
+                           route.cli_command(env, hook=True), then, escape)
+
+
+def send(
+    alerts: Sequence[Mapping[str, object]],
+    notify_cfg: NotifyConfig | None,
+    env: Mapping[str, str] | None = None,
+    agent: str | None = None,
+) -> list[str]:
+    """Start the desktop notification of the alerts (the one `message.pick` chooses) where the
+    channels name it; the channels left to print (`terminal`, `message`: a synchronous hook's output,
+    made by `printed` when it is shown), the fallback among them where the desktop cannot be reached."""
+    if not alerts:
+        return []
+    from session_watcher.notifier import message
+
+    env = os.environ if env is None else env
+    channels, fallback = _settings(notify_cfg)
     if "desktop" in channels:
+        alert = message.pick(alerts)
+        title, body = _words(alert, env, agent)
         ok, address, slow = _desktop(env)
         if ok:
             child_env = dict(env)
@@ -202,6 +227,32 @@ def dispatch(
             ok = spawn_detached(payload(title, body, tag, slot_file(session)), child_env) is not None
         if (not ok or slow) and fallback not in ("none", "desktop") and fallback not in channels:
             channels.append(fallback)
+    return [c for c in channels if c in ("terminal", "message")]
+
+
+def printing(notify_cfg: NotifyConfig | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The channels `send` would leave to print, sending nothing: `terminal`, `message`, and the
+    fallback among them where the desktop cannot be reached (a cold return told at its prompt with
+    the guard off: hooks.prompt.unguarded)."""
+    env = os.environ if env is None else env
+    channels, fallback = _settings(notify_cfg)
+    if "desktop" in channels:
+        ok, _address, slow = _desktop(env)
+        if (not ok or slow) and fallback not in ("none", "desktop") and fallback not in channels:
+            channels.append(fallback)
+    return [c for c in channels if c in ("terminal", "message")]
+
+
+def printed(
+    alert: Mapping[str, object], channels: Sequence[str], env: Mapping[str, str] | None = None,
+    agent: str | None = None,
+) -> dict[str, str] | None:
+    """What a synchronous hook prints of `alert` for these channels (`send`'s), in the words of
+    where it runs now: `terminalSequence`, `systemMessage`; None for none."""
+    if not any(c in ("terminal", "message") for c in channels):
+        return None
+    env = os.environ if env is None else env
+    title, body = _words(alert, env, agent)
     out: dict[str, str] = {}
     if "terminal" in channels:
         out["terminalSequence"] = terminal_sequence(title, body, env)
