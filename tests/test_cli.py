@@ -533,7 +533,7 @@ def test_notify_test_reads_as_a_real_gate_alert() -> None:
     out = proc.stdout.decode()
     assert "session-watcher: Test: This session now costs more than a fresh start\n" in out
     assert ("Restarting now saves $0.31 over the next ~6 calls (at this session's pace: 648k fewer tokens read, "
-            "less the restart's own cost).") in out
+            "less the restart's own cost: 612k net at the cache-read price).") in out
 
 
 def test_notify_test_reaching_no_channel_says_the_next_step_on_stderr(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ class TestCompose:
         assert title == "This session now costs more than a fresh start (shop)"
         assert body.splitlines() == [
             "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
-            "less the restart's own cost).",
+            "less the restart's own cost: 612k net at the cache-read price).",
             "A fresh session would carry 45k tokens (18k system + 27k in files).",
             "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
             "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
@@ -79,7 +79,8 @@ class TestCompose:
         title, body = message.compose(BACKSTOP)
         assert title == "Reminder 1: this session still costs more than a fresh start (shop)"
         assert body.splitlines()[0] == ("Restarting now saves $0.55 over the next ~45 calls (at this session's pace: "
-                                        "6.7M fewer tokens read, less the restart's own cost).")
+                                        "6.7M fewer tokens read, less the restart's own cost: 1.1M net at the "
+                                        "cache-read price).")
 
     def test_titles_count_what_the_user_was_shown(self) -> None:
         """Delivery marks each gate or reminder with how many of its episode the user saw before
@@ -132,7 +133,7 @@ class TestCompose:
         _, body = message.compose({**GATE, "untilCompaction": True})
         assert body.splitlines()[0] == ("Restarting now saves $0.31 over the next ~10 calls, until the automatic "
                                         "compaction (at this session's pace: 1.1M fewer tokens read, less the "
-                                        "restart's own cost).")
+                                        "restart's own cost: 612k net at the cache-read price).")
         _, body = message.compose({**GUARD, "untilCompaction": True})
         assert ("Restarting now saves $1.26 over the next ~10 calls, until the automatic compaction, the re-write "
                 "included.") in body.splitlines()
@@ -183,7 +184,7 @@ class TestEscaping:
         assert out == {
             "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
             "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
-            "less the restart's own cost).\n"
+            "less the restart's own cost: 612k net at the cache-read price).\n"
             "A fresh session would carry 45k tokens (18k system + 27k in files).\n"
             "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
             "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "

@@ -155,8 +155,8 @@ def horizon(alert: Mapping[str, object]) -> str | None:
     """What restarting now saves (`saving`, eoq.restart_saving: the status line's and the guard's
     figure), over its horizon in the one wording (`numbers.over_calls`: the calls at this session's
     pace, until the automatic compaction when it comes first), and how: the tokens not read over those
-    calls (each reads L - B fewer) less the restart's own cost, and at a cold return the re-write it
-    spares. None without the figures, or when nothing is saved."""
+    calls (each reads L - B fewer) less the restart's own cost, the net tokens `status` quotes beside
+    the dollars, and at a cold return the re-write it spares. None without the figures, or when nothing is saved."""
     saving, cycle = _number(alert.get("saving")), _number(alert.get("cycle"))
     big_l, base = _number(alert.get("L")), _number(alert.get("bDefault"))
     if saving is None or saving <= 0:
@@ -170,7 +170,8 @@ def horizon(alert: Mapping[str, object]) -> str | None:
         how = ", the re-write included"
     elif cycle is not None and big_l is not None and base is not None and big_l > base:
         fewer = tokens(cycle * (big_l - base))
-        how = f" (at this session's pace: {fewer} fewer tokens read, less the restart's own cost)"
+        net = f": {tokens(saving)} net at the cache-read price" if saving_usd is not None else ""  # status's
+        how = f" (at this session's pace: {fewer} fewer tokens read, less the restart's own cost{net})"
     else:
         how = ""
     return f"Restarting now saves {amount}{' ' + over if over else ''}{how}."

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from session_watcher.core import render
-from session_watcher.core.numbers import dollars
+from session_watcher.core.numbers import dollars, tokens
 from tests.test_notifier_delivery import Desktop, need, wait_for
 
 from .harness import run_print
@@ -116,6 +116,11 @@ def test_one_lamp_one_gate_one_price_live(claude_bin: Path, desktop_world: tuple
     m = re.search(r"Restarting now saves (\$[\d,]+\.\d\d) over the next", shown[0]["body"])
     assert m is not None, shown[0]
     assert m.group(1) == usd, (m.group(1), usd, line)
+    # and the same tokens: the notification's net figure is the one `status` quotes beside the dollars
+    net = re.search(r"less the restart's own cost: (\S+) net at the cache-read price", shown[0]["body"])
+    assert net is not None, shown[0]
+    assert net.group(1) == tokens(alert["saving"]) == tokens(row["saving"]), (net.group(1), alert, row["saving"])
+    assert f"({net.group(1)} tokens at the cache-read price)" in render.lamp_words(row), render.lamp_words(row)
 
     from .conftest import FIGURES
 
