@@ -411,6 +411,23 @@ def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
     assert sw("hook", "Stop", stdin=b"{}").returncode == 0
 
 
+def test_statusline_help_says_what_each_option_does_as_the_doc_does() -> None:
+    """`statusline --help` showed `--with 'YOUR COMMAND'` and `--verbose` in its usage line with no
+    word of what either does. Now each has a line of its own saying it, and docs/statusline.md says
+    each in the same words (backticks aside), so the two cannot drift apart."""
+    said = sw("statusline", "--help", env={**os.environ, "COLUMNS": "200"}).stdout.decode()
+    rows = {line.split()[0]: " ".join(line.split("  ")[-1].split()) for line in said.splitlines()
+            if line.startswith("  --")}
+    assert set(rows) == {"--with", "--verbose"}, said
+    assert "above ours" in rows["--with"], said
+    assert "same input" in rows["--with"], said
+    assert "bill premium" in rows["--verbose"], said
+    assert "sweet spot" in rows["--verbose"], said
+    doc = " ".join((REPO / "docs" / "statusline.md").read_text().replace("`", "").split())
+    for words in rows.values():
+        assert words in doc, words
+
+
 @pytest.mark.parametrize("stdin", ["/dev/null", "a file", "closed"])
 def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path: Path, stdin: str) -> None:
     """Only a terminal on stdin makes `hook` / `statusline` say what they are (exit 2): stdin at
