@@ -47,7 +47,7 @@ COMMANDS = {
                "send the sessions' figures to an OpenTelemetry collector (`export --help`)"),
     "config": ("session_watcher.cli.commands", "show or edit the config"),
     "doctor": ("session_watcher.cli.commands", "what is installed where, whether hooks fire, permissions"),
-    "notify": ("session_watcher.cli.notify", "send a sample alert through each channel (`notify --test`)"),
+    "notify": ("session_watcher.cli.notify", "send a sample alert through each channel"),
 }
 HOT = {  # dispatched before the parser; listed in `--help` only
     "hook": "run as a Claude Code or Codex hook: `hook EVENT [AGENT]`, the hook JSON on stdin",
