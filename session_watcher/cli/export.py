@@ -403,6 +403,10 @@ def _what_to_do(status: int | None, target: Any) -> str:
     if status is None:
         from session_watcher.base.route import cli_command
 
+        command = cli_command()
+        # the default tried (nothing names a collector, as a bare `export` run to see what it does
+        # finds): the setting that names one for every run, the live exporter's too, as well
+        keep = f", or for every run `{command} config set otlp.endpoint URL`" if target.source == "default" else ""
         return ("; no collector answers there: start one (docs/otel-collector.yaml) or name its URL "
-                f"(`{cli_command()} export --otlp URL`); `--dry-run` prints what would be sent")
+                f"(`{command} export --otlp URL`{keep}); `--dry-run` prints what would be sent")
     return "; its log says why; `--dry-run` prints what was sent"
