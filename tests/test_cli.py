@@ -411,6 +411,23 @@ def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
     assert sw("hook", "Stop", stdin=b"{}").returncode == 0
 
 
+def test_statusline_help_says_what_each_option_does_as_the_doc_does() -> None:
+    """`statusline --help` showed `--with 'YOUR COMMAND'` and `--verbose` in its usage line with no
+    word of what either does. Now each has a line of its own saying it, and docs/statusline.md says
+    each in the same words (backticks aside), so the two cannot drift apart."""
+    said = sw("statusline", "--help", env={**os.environ, "COLUMNS": "200"}).stdout.decode()
+    rows = {line.split()[0]: " ".join(line.split("  ")[-1].split()) for line in said.splitlines()
+            if line.startswith("  --")}
+    assert set(rows) == {"--with", "--verbose"}, said
+    assert "above ours" in rows["--with"], said
+    assert "same input" in rows["--with"], said
+    assert "bill premium" in rows["--verbose"], said
+    assert "sweet spot" in rows["--verbose"], said
+    doc = " ".join((REPO / "docs" / "statusline.md").read_text().replace("`", "").split())
+    for words in rows.values():
+        assert words in doc, words
+
+
 @pytest.mark.parametrize("stdin", ["/dev/null", "a file", "closed"])
 def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path: Path, stdin: str) -> None:
     """Only a terminal on stdin makes `hook` / `statusline` say what they are (exit 2): stdin at
@@ -548,7 +565,7 @@ def test_notify_test_reaching_no_channel_says_the_next_step_on_stderr(tmp_path: 
     assert alone.returncode == 1
     assert alone.stdout.decode() == "desktop: not reachable (no session bus)\n"
     assert alone.stderr.decode() == ("session-watcher: the desktop channel did not reach you (why: above); "
-                                     "`session-watcher notify --test` tries every channel an alert would use, "
+                                     "`session-watcher notify` tries every channel an alert would use, "
                                      "the fallback included\n")
     config = tmp_path / "home" / "config" / "config.toml"
     config.parent.mkdir(parents=True)
@@ -561,6 +578,38 @@ def test_notify_test_reaching_no_channel_says_the_next_step_on_stderr(tmp_path: 
                                                          "set notify.fallback message`")
     config.write_text('[notify]\nchannels = ["desktop"]\nfallback = "message"\n')
     assert sw("notify", "--test", env=env).returncode == 0
+
+
+def test_export_and_notify_alone_do_the_one_thing_each_does(tmp_path: Path) -> None:
+    """`export` without `--otlp` stopped at "the following arguments are required: --otlp" (exit 2)
+    with a collector in the config, and `notify` without `--test` at "required: --test": each has one
+    thing to do, and now the bare command does it, as the flag does (the flag kept); the help says so."""
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "config.toml").write_text('[otlp]\nendpoint = "http://127.0.0.1:4318"\n')
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(home), "COLUMNS": "1000"}
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(TRANSCRIPTS / "short.jsonl", one / "short.jsonl")
+    bare = sw("export", "--dry-run", "--projects", str(one), env=env)
+    assert bare.returncode == 0, bare.stderr
+    flagged = sw("export", "--otlp", "--dry-run", "--projects", str(one), env=env)
+    def timeless(doc: object) -> object:  # the request as sent, less the clock's stamps
+        if isinstance(doc, dict):
+            return {k: timeless(v) for k, v in doc.items() if "UnixNano" not in k}
+        return [timeless(v) for v in doc] if isinstance(doc, list) else doc
+
+    assert json.loads(bare.stdout)["resourceMetrics"]
+    assert timeless(json.loads(bare.stdout)) == timeless(json.loads(flagged.stdout))
+    assert "left out, or without URL: the configured one" in " ".join(sw("export", "--help", env=env).stdout.decode()
+                                                                        .split())
+    alone = sw("notify", "--channel", "message", env=env)
+    assert alone.returncode == 0, alone.stderr
+    assert "session-watcher: Test: This session now costs more than a fresh start" in alone.stdout.decode()
+    assert alone.stdout == sw("notify", "--test", "--channel", "message", env=env).stdout
+    said = sw("notify", "--help", env=env).stdout.decode()
+    assert said.startswith("usage: session-watcher notify [-h] [--test]"), said
+    assert "what `notify` alone does" in said
 
 
 def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Path) -> None:

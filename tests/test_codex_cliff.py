@@ -158,7 +158,7 @@ def test_a_codex_cliff_is_drawn_on_the_report_page_and_claude_s_classes_left_out
     html = page.read_text()
     assert 'class="inferred-ttl"' in html
     assert 'stroke="var(--task)" stroke-dasharray' in html
-    assert "inferred codex-10m-write TTL" in html
+    assert "inferred Codex 10-minute-write TTL" in html
     labels = [float(y) for y in re.findall(r'class="inferred-label" x="[^"]+" y="([^"]+)"', html)]
     assert labels
     assert min(labels) > 0
@@ -168,10 +168,16 @@ def test_a_codex_cliff_is_drawn_on_the_report_page_and_claude_s_classes_left_out
     text = sw("report", env={**os.environ, "COLUMNS": "80"})
     assert text.returncode == 0, text.stderr
     out = text.stdout.decode()
-    assert "codex-10m writes: inferred from your sessions" in out
+    # the class in words, as the page's legend says it; its id ("codex-10m") is the JSON's alone
+    assert "Codex 10-minute writes: inferred from your sessions" in out
+    assert "gap (Codex 10-minute writes)" in out
+    assert "codex-" not in out
     assert "5m writes" not in out
     assert "1h writes" not in out
-    assert "(40 min for codex-10m writes: the same lifetime" in " ".join(out.split())
+    assert "(40 min for Codex 10-minute writes: the same lifetime" in " ".join(out.split())
+    assert "codex-" not in html.replace("sw-codex-", "").replace("p-codex-", "").replace('data-ttl="codex-', "")
+    doc = json.loads(sw("report", "--json").stdout)
+    assert doc["idleGapRule"]["codex-10m"] == {"seconds": 2400, "from": "inferred"}
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
@@ -239,8 +245,9 @@ def test_a_thread_asked_once_is_not_said_to_have_no_calls(tmp_path: Path, clean_
     got = sw("report", env={**os.environ, "COLUMNS": "200"})
     assert got.returncode == 0, got.stderr
     out = got.stdout.decode()
-    assert "codex-30m writes: no call yet after a codex-30m write (a first call has no gap before it)" in out, out
+    assert ("Codex 30-minute writes: no call yet after a Codex 30-minute write (a first call has no gap before "
+            "it)") in out, out
     assert "no calls" not in out.split("the cache-TTL cliff")[1].split("cold starts")[0]
     narrow = sw("report", env={**os.environ, "COLUMNS": "40"}).stdout.decode()
-    cliff = narrow.split("cold starts")[0].split("codex-30m writes")[1]
+    cliff = narrow.split("cold starts")[0].split("Codex 30-minute writes")[1]
     assert all(len(line) <= 40 for line in cliff.splitlines()), narrow

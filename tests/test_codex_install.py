@@ -138,9 +138,10 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
     assert doc["sessionId"] == THREAD
     assert doc["tokenUsage"]["calls"] == 101
     assert f"hooks firing (last thread {THREAD})" in _doctor(env)
-    # the guard's line names the thread's own cache class (gpt-5.5's), not the "5m" its usage is stored as
-    assert "newest session: cold by the documented lifetime (codex-10m cache, lasts 10 min), last call " in \
-        _doctor(env, "guard ")
+    # the guard's line names the thread's own cache class (gpt-5.5's), not the "5m" its usage is stored as,
+    # in words (it said "codex-10m cache", the class's id in cliff.json and --json)
+    assert ("newest session: cold by the documented lifetime (Codex 10-minute cache, lasts 10 min), last call "
+            in _doctor(env, "guard "))
     (home / "hooks.json").write_text("{}")
     assert "hooks are gone" in _doctor(env)
 

@@ -327,14 +327,18 @@ def test_config_show_is_a_config_file_and_says_the_cliff_as_a_comment() -> None:
 
     cliff = Path(paths.cliff_file())
     cliff.parent.mkdir(parents=True, exist_ok=True)
-    cliff.write_text(json.dumps({"5m": 360, "1h": None, "evidence": {"5m": [25, 3, 7, 7]}}))
+    cliff.write_text(json.dumps({"5m": 360, "1h": None, "codex-10m": 2400, "evidence": {"5m": [25, 3, 7, 7]}}))
     try:
         shown = sw("config", "show", env={**os.environ, "COLUMNS": "1000"})
         assert shown.returncode == 0, shown.stderr
         text = shown.stdout.decode()
         assert "cliff" not in "".join(line for line in text.splitlines() if not line.startswith("#"))
         assert "the 5m cache after 6 min" in text
-        assert json.loads(sw("config", "show", "--json").stdout)["effective"]["cliff"]["5m"] == 360
+        # a Codex class in words, as `report` says it; its id is cliff.json's and --json's
+        assert "the Codex 10-minute cache after 40 min" in text
+        assert "codex-10m" not in text
+        effective = json.loads(sw("config", "show", "--json").stdout)["effective"]["cliff"]
+        assert (effective["5m"], effective["codex-10m"]) == (360, 2400)
         user_file().parent.mkdir(parents=True, exist_ok=True)
         user_file().write_bytes(shown.stdout)
         again = sw("config", "show")

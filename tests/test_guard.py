@@ -395,6 +395,33 @@ def test_between_the_lifetime_and_the_edge_the_line_says_may_have_expired() -> N
         "surely gone after 8 min): if so, this prompt re-writes 180k tokens ($1.13).")
 
 
+def test_a_codex_thread_s_cache_is_said_in_its_own_class_s_words() -> None:
+    """A Codex thread's usage is stored as "5m", and the line called its cache "the 5-minute cache
+    lasts ~10 min" (and "your 5-minute cache goes cold after ~40 min" from the user's cliff): its
+    class in words, as `report` and `doctor` say it, "Codex 10-minute" (gpt-5.5's)."""
+    s = state()
+    s["context"]["model"] = "gpt-5.5"
+    cold = guard.cold_cache(s, CFG, 1000.0 + 11 * 60)  # past its 10 minutes, short of the edge
+    assert cold is not None
+    a = guard.advice(s, {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}, cold, params())
+    assert a is not None
+    assert a["sure"] is False
+    said = guard.compose(a, ask=True)
+    assert "; the Codex 10-minute cache lasts ~10 min, surely gone after " in said, said
+    assert "5-minute" not in said
+    cliff = params(cliff={"5m": None, "1h": None, "codex-10m": 2400, "evidence": {"codex-10m": [12, 1, 10, 9]}})
+    cold = guard.cold_cache(s, cliff, 1000.0 + 60 * 60)
+    assert cold is not None
+    assert cold["source"] == "cliff"
+    a = guard.advice(s, {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}, cold, cliff)
+    assert a is not None
+    said = guard.compose(a)
+    assert "(last call 60 min ago; your Codex 10-minute cache goes cold after ~40 min: 9 of your 10 returns past " \
+           "that were cold)" in said, said
+    # a Claude model's cache: Claude Code's class, as before
+    assert "your 5-minute cache goes cold" in guard.compose({**a, "model": "claude-opus-4-6"})
+
+
 def test_the_rewrite_is_net_of_the_prefix_a_cold_call_still_reads() -> None:
     """A cold call reads the shared prefix (as a fresh session does: eoq.fresh_split) and writes the
     rest; the saving quoted counts that re-write net of the prefix too (eoq.restart_saving)."""

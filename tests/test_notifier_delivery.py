@@ -432,7 +432,10 @@ class TestRealServer:
         lines = cli.doctor_lines()
         assert lines[0] == "notify     channels desktop; fallback message"
         assert re.fullmatch(r"D-Bus      session bus unix:path=.*; notification server: dunst 1\.\d.*", lines[1])
-        assert lines[2].startswith("desktop    alerts show here")
+        # the command it names to see one is `notify` alone, which sends the sample as `--test` does
+        assert re.fullmatch(r"desktop    alerts show here \(see one: `.*session-watcher notify`\)", lines[2]), lines[2]
+        assert sw_cli.main(["notify", "--channel", "desktop"]) == 0
+        assert capsys.readouterr().out == "desktop: delivered\n"
 
 
 def sw_env(desktop: Desktop) -> dict[str, str]:

@@ -298,6 +298,30 @@ def test_export_to_no_collector_says_which_setting_named_it(tmp_path: Path) -> N
         assert proc.returncode == 0, proc.stderr
 
 
+def test_bare_export_to_the_default_names_the_setting_as_well(tmp_path: Path) -> None:
+    """`export` alone sends, as `export --otlp` does; where nothing names a collector it tries the
+    default (localhost:4318), and with none there the line named only `export --otlp URL`, the flag of
+    one run: it names the setting for every run too (`config set otlp.endpoint URL`, the live
+    exporter's as well), which a setting that named the URL it tried does not need."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    proc = sw("export", "--projects", str(TRANSCRIPTS), env=env)
+    if proc.returncode == 0:  # (a collector on the default port, localhost:4318, took them)
+        return
+    err = one_message(proc.stderr.decode())
+    assert proc.returncode == 1, err
+    assert "(the default: no setting names a collector) did not take" in err
+    assert "or name its URL (`session-watcher export --otlp URL`, or for every run `session-watcher config set " \
+           "otlp.endpoint URL`); `--dry-run`" in err
+    (codex / "config.toml").write_text(
+        f'[otel]\nexporter = {{ otlp-http = {{ endpoint = "http://127.0.0.1:{closed_port()}/v1/logs" }} }}\n')
+    named = one_message(sw("export", "--projects", str(TRANSCRIPTS), env=env).stderr.decode())
+    assert "(from [otel] in $CODEX_HOME/config.toml)" in named
+    assert "export --otlp URL`); " in named
+    assert "otlp.endpoint" not in named
+
+
 def test_export_with_no_session_says_so(tmp_path: Path) -> None:
     """Nothing to send: one line saying where it looked (it said "exported 0 sessions ... to URL", and
     `--dry-run` printed nothing at all); with `--dry-run` on standard error, its standard output being

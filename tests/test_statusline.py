@@ -345,6 +345,9 @@ def test_with_the_users_own_line_above(session: Path, tmp_path: Path) -> None:
     for broken in ("exit 3", "printf ''"):
         got = run_statusline(raw, "--with", broken, env=env)
         assert got.stdout.decode().splitlines() == [ours]
+    # its exit code is not read (docs/statusline.md): a line printed before a failing exit shows
+    got = run_statusline(raw, "--with", "printf 'mine\\n'; exit 3", env=env)
+    assert got.stdout.decode().splitlines() == ["mine", ours]
 
 
 def test_the_installer_prints_the_combined_command() -> None:

@@ -886,8 +886,9 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80, u
     cliff = effective.get("cliff")
     if isinstance(cliff, dict):
         from session_watcher.core.numbers import duration
+        from session_watcher.core.prices_openai import class_words
 
-        found = [f"the {cls} cache after {duration(v).replace(' ', chr(0))}" for cls, v in cliff.items()
+        found = [f"the {class_words(cls)} cache after {duration(v).replace(' ', chr(0))}" for cls, v in cliff.items()
                  if cls != "evidence" and isinstance(v, int | float)]
         doc.add(tomlkit.nl())
         head = "not a setting: where your cache expires, for the cold-cache guard: "

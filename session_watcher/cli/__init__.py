@@ -47,7 +47,7 @@ COMMANDS = {
                "send the sessions' figures to an OpenTelemetry collector (`export --help`)"),
     "config": ("session_watcher.cli.commands", "show or edit the config"),
     "doctor": ("session_watcher.cli.commands", "what is installed where, whether hooks fire, permissions"),
-    "notify": ("session_watcher.cli.notify", "send a sample alert through each channel (`notify --test`)"),
+    "notify": ("session_watcher.cli.notify", "send a sample alert through each channel"),
 }
 HOT = {  # dispatched before the parser; listed in `--help` only
     "hook": "run as a Claude Code or Codex hook: `hook EVENT [AGENT]`, the hook JSON on stdin",
@@ -56,13 +56,19 @@ HOT = {  # dispatched before the parser; listed in `--help` only
 INTERNAL = 3  # the exit code of an unexpected error
 
 
+OPTION_COLUMN = 25  # where an option's words start in HOT_HELP
+# the status line's options, as docs/statusline.md says them (the doc holds each line whole)
+WITH_HELP = "runs your own status line command with the same input and shows its line above ours"
+VERBOSE_HELP = "adds x against the sweet spot (x3.4/2.8) and, past the sweet spot, the bill premium (bp14%)"
 HOT_HELP = {  # what `hook --help` / `statusline --help` say, and a person who runs either at a terminal
     "hook": "usage: session-watcher hook EVENT [AGENT]\n\nRun by Claude Code (and Codex) as a hook, the hook's "
             "JSON on stdin (install.sh registers them: docs/install.md); as a hook it prints only what the agent "
             "reads, and exits 0 whatever happens. Where a session stands: `session-watcher status`.",
     "statusline": "usage: session-watcher statusline [--verbose] [--with 'YOUR COMMAND']\n\nRun by Claude Code as "
                   "its status line command, the status line's JSON on stdin; it prints one line "
-                  "(docs/statusline.md). Where a session stands: `session-watcher status`.",
+                  "(docs/statusline.md). Where a session stands: `session-watcher status`.\n\noptions:\n"
+                  f"  --with 'YOUR COMMAND'  {WITH_HELP}\n"
+                  f"  --verbose              {VERBOSE_HELP}",
 }
 
 
@@ -76,7 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         asked = args[1:2] in (["-h"], ["--help"])
         width = columns()  # within COLUMNS, as every command's text
-        said = "\n\n".join("\n".join(wrap(part, width, 0)) for part in HOT_HELP[args[0]].split("\n\n"))
+        # a paragraph a line; an option's line ("  --verbose  adds ...") wrapped under its words
+        said = "\n\n".join("\n".join(row for line in part.split("\n")
+                                      for row in wrap(line, width, OPTION_COLUMN if line[:3] == "  -" else 0))
+                           for part in HOT_HELP[args[0]].split("\n\n"))
         print(said, file=sys.stdout if asked else sys.stderr)
         return 0 if asked else 2
     if args and args[0] == "hook":

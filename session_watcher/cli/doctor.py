@@ -375,9 +375,11 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
     lasts = f", lasts {duration(life)}" if life else ""
     state_word = "cold" if got["cold"] else "warm"
     from session_watcher.core.eoq import cache_class
+    from session_watcher.core.prices_openai import class_words
 
-    # the class whose lifetime counts: a Codex thread's (codex-30m), not the usage's "5m" it is stored as
-    named = cache_class(got["ttl"], state["context"].get("model")) or got["ttl"]
+    # the class whose lifetime counts: a Codex thread's (codex-30m, said "Codex 30-minute"), not the
+    # usage's "5m" it is stored as
+    named = class_words(cache_class(got["ttl"], state["context"].get("model")) or got["ttl"])
     return (f"{head}: {state_word} by {GUARD_SOURCE.get(got['source'], got['source'])} ({named} cache{lasts}), "
             f"last call {duration(got['idleSeconds'] or 0)} ago")
 

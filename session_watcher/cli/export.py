@@ -1,4 +1,4 @@
-"""`session-watcher export --otlp [URL] [--since WHEN] [--projects DIR ...] [--dry-run]`: history.
+"""`session-watcher export [--otlp [URL]] [--since WHEN] [--projects DIR ...] [--dry-run]`: history.
 
 Finds the sessions as `report` does (every main transcript in every agent's own folders, or in the
 folders `--projects` names: Claude Code projects, Codex rollouts), replays each with the hooks' own fold
@@ -33,8 +33,10 @@ BATCH = 100  # sessions per request
 
 def add_parser(sub: Any) -> None:
     s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector (docs/otlp.md).")
-    s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True, type=_url_argument,
-                   help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
+    # the one thing `export` does: the bare command sends to the configured collector, as `--otlp` does
+    s.add_argument("--otlp", nargs="?", const="", metavar="URL", type=_url_argument,
+                   help="the collector's OTLP/HTTP endpoint (left out, or without URL: the configured one; "
+                   "docs/otlp.md)")
     s.add_argument("--since", metavar="WHEN", type=_since_argument,
                    help="only sessions active from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), "
                    "or 7d, 12h, 2w, 30m back")
@@ -401,6 +403,10 @@ def _what_to_do(status: int | None, target: Any) -> str:
     if status is None:
         from session_watcher.base.route import cli_command
 
+        command = cli_command()
+        # the default tried (nothing names a collector, as a bare `export` run to see what it does
+        # finds): the setting that names one for every run, the live exporter's too, as well
+        keep = f", or for every run `{command} config set otlp.endpoint URL`" if target.source == "default" else ""
         return ("; no collector answers there: start one (docs/otel-collector.yaml) or name its URL "
-                f"(`{cli_command()} export --otlp URL`); `--dry-run` prints what would be sent")
+                f"(`{command} export --otlp URL`{keep}); `--dry-run` prints what would be sent")
     return "; its log says why; `--dry-run` prints what was sent"

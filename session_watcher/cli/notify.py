@@ -1,4 +1,4 @@
-"""`session-watcher notify --test [--channel C]` (`add_parser`) and the notifier's lines for `doctor`."""
+"""`session-watcher notify [--test] [--channel C]` (`add_parser`) and the notifier's lines for `doctor`."""
 
 from __future__ import annotations
 
@@ -151,13 +151,14 @@ def _desktop_reason(env: dict[str, str]) -> str:
 def add_parser(sub: Any) -> None:
     """`notify` in the CLI's parser tree."""
     s = sub.add_parser("notify", description="Send a sample alert through each notify channel.")
-    s.add_argument("--test", action="store_true", required=True, help="send a sample alert")
+    # the one thing `notify` does: the bare command sends the sample, as `--test` does
+    s.add_argument("--test", action="store_true", help="send a sample alert (what `notify` alone does)")
     s.add_argument("--channel", choices=["desktop", "terminal", "message"], help="test only this one")
     s.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    """`notify --test`: 0 when any channel delivered (the fallback included), else 1 with the next step
+    """`notify` (or `notify --test`): 0 when any channel delivered (the fallback included), else 1 with the next step
     on stderr."""
     from session_watcher.base import config
     from session_watcher.state.shell import working_folder
@@ -184,8 +185,8 @@ def command(args: argparse.Namespace) -> int:
     from session_watcher.core.usererrors import UserError
 
     if args.channel:  # the one channel asked for; the alerts themselves still have the fallback
-        raise UserError(f"the {args.channel} channel did not reach you (why: above); `session-watcher notify "
-                        "--test` tries every channel an alert would use, the fallback included")
+        raise UserError(f"the {args.channel} channel did not reach you (why: above); `session-watcher notify` "
+                        "tries every channel an alert would use, the fallback included")
     raise UserError("no channel reached you, so an alert would not show (why: above); `session-watcher config "
                     "set notify.fallback message` shows alerts in Claude Code or Codex at your next prompt")
 
@@ -228,7 +229,7 @@ def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
     if ok:
         from session_watcher.base.route import cli_command
 
-        lines.append(f"desktop    alerts show here (see one: `{cli_command(env)} notify --test`)")
+        lines.append(f"desktop    alerts show here (see one: `{cli_command(env)} notify`)")
     else:
         lines.append(f"desktop    unreachable; alerts go to the fallback channel: {fallback}")
     return lines

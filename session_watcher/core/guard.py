@@ -179,7 +179,14 @@ def _priced(usd: object) -> str:
     return f" ({dollars(usd)})" if is_number(usd) else ""
 
 
-def _class(ttl: str | None) -> str:
+def _class(ttl: str | None, model: str | None = None) -> str:
+    """The cache class in words: Claude Code's "5-minute" / "1-hour", an OpenAI model's own ("Codex
+    10-minute", core.prices_openai.class_words), not the "5m" its usage is stored as."""
+    cls = cache_class(ttl, model)
+    if cls and cls[:6] == "codex-":  # a Codex thread's class (prices_openai is loaded for it already)
+        from session_watcher.core.prices_openai import class_words
+
+        return class_words(cls)
     return "1-hour" if ttl == "1h" else "5-minute"
 
 
@@ -191,12 +198,12 @@ def _why(a: Mapping[str, Any]) -> str:
         return "Claude Code says the cache has likely expired"
     if source == "cliff" and is_number(life):  # an inference: said with what it rests on
         ev = a.get("evidence")
-        why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
+        why = f"your {_class(a.get('ttl'), a.get('model'))} cache goes cold after ~{duration(life)}"
         return why + (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
                       else ", inferred from your sessions")
     if is_number(life) and life != TTL_SECONDS.get(a.get("ttl") or "5m"):  # a class of its own (OpenAI's floor)
         return f"the cache, kept ~{duration(life)} on this model, has expired"
-    return f"the {_class(a.get('ttl'))} cache has expired"
+    return f"the {_class(a.get('ttl'), a.get('model'))} cache has expired"
 
 
 def compose(a: Mapping[str, Any], ask: bool = False) -> str:
@@ -217,7 +224,7 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
         if a.get("source") in ("prompt_cache", "session_start"):
             words.append(_why(a))
         if is_number(life) and is_number(edge_s):
-            words.append(f"the {_class(a.get('ttl'))} cache lasts ~{duration(life)}, surely gone after "
+            words.append(f"the {_class(a.get('ttl'), a.get('model'))} cache lasts ~{duration(life)}, surely gone after "
                          f"{duration(edge_s)}")
         return (f"session-watcher: the cache may have expired ({'; '.join(words)}): if so, this prompt re-writes "
                 f"{rewrite} tokens{usd}.")

@@ -114,6 +114,14 @@ def call_usd(model: str | None, uncached: int, cr: int, cw: int, out: int, out_p
 # the cache classes of OpenAI's models, each with its floor: the key of the user's inferred cliff
 # (cliff.json, `report`), as "5m" and "1h" are Claude Code's
 CLASSES = {"codex-30m": FLOOR_NEW, "codex-10m": FLOOR_OLD}
+# each class as text says it to a person (the ids stay the JSON's and the config's)
+CLASS_WORDS = {"codex-30m": "Codex 30-minute", "codex-10m": "Codex 10-minute"}
+
+
+def class_words(cls: str) -> str:
+    """A cache class as text says it: an OpenAI class in words ("Codex 30-minute"), Claude Code's
+    "5m" and "1h" as the client writes them."""
+    return CLASS_WORDS.get(cls, cls)
 
 
 def cache_class(model: str | None) -> str:

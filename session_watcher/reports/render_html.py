@@ -13,6 +13,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, tokens
+from session_watcher.core.prices_openai import class_words
 from session_watcher.core.text import clean, keep_units
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
@@ -143,8 +144,8 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
             f'stroke="{colour.get(cls, "var(--dim)")}" stroke-dasharray="5 4"/>'
         )
         when = escape(duration(tt["inferredSeconds"]))
-        label = f"{cls} TTL ≈ {when}" if narrow else \
-            f"inferred {cls}-write TTL ≈ {when} (n={ev['below']['n']} below, {ev['above']['n']} above)"
+        label = f"{class_words(cls)} TTL ≈ {when}" if narrow else \
+            f"inferred {class_words(cls)}-write TTL ≈ {when} (n={ev['below']['n']} below, {ev['above']['n']} above)"
         parts.append(
             f'<text class="inferred-label" x="{xs:.1f}" y="{mt - 8 - LABEL_ROW * k}" '
             f'text-anchor="{"end" if xs > w / 2 else "start"}">{label}</text>'
@@ -175,7 +176,7 @@ def scatter_points(doc: dict[str, Any]) -> str:
         cls = ttl if ttl in CLASS_COLOURS else ("none" if ttl is None else "other")
         gap, tok = _dot_figures(same)
         tip = (f"{len(same):,} returns: " if len(same) > 1 else "") + f"{gap} gap, {tok} tokens re-created"
-        writes = f"{ttl} writes" if ttl else NO_CLASS_WORDS
+        writes = f"{class_words(ttl)} writes" if ttl else NO_CLASS_WORDS
         parts.append(f'<i class="p-{cls}{" cold" if cold else ""}" style="left:{left}%;top:{top}%" '
                      f'title="{escape(tip)} ({escape(writes)})"></i>')
     parts.append("</div>")
@@ -227,7 +228,8 @@ def points_table(doc: dict[str, Any]) -> str:
     for (_left, _top, ttl, cold), same in dots[:POINTS_ROWS]:
         gap, tok = _dot_figures(same)
         h.append(f'<tr><td class="n">{escape(gap)}</td><td class="n">{escape(tok)}</td>'
-                 f'<td>{escape(f"{ttl} writes" if ttl else NO_CLASS_WORDS)}</td><td>{"cold" if cold else "warm"}</td>'
+                 f'<td>{escape(f"{class_words(ttl)} writes" if ttl else NO_CLASS_WORDS)}</td>'
+                 f'<td>{"cold" if cold else "warm"}</td>'
                  f'<td class="n">{len(same):,}</td></tr>')
     return "".join([*h, "</tbody></table></details>"])
 
@@ -368,7 +370,7 @@ def _cliff(doc: dict[str, Any]) -> list[str]:
         if not rows:
             continue
         h.append(
-            f'<table class="buckets" data-ttl="{cls}"><thead><tr><th>gap ({cls} writes)</th>'
+            f'<table class="buckets" data-ttl="{cls}"><thead><tr><th>gap ({class_words(cls)} writes)</th>'
             '<th class="n">n</th><th class="n">median warmth</th><th class="n">cold</th></tr></thead><tbody>'
         )
         h.extend(

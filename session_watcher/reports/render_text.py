@@ -6,6 +6,7 @@ import time
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
+from session_watcher.core.prices_openai import class_words
 from session_watcher.core.text import one_line, short_id_length, wrap
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES, NO_BREAK
 
@@ -86,11 +87,12 @@ def _side(side: dict[str, Any], lo: float, hi: float) -> str:
 
 def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | None = None) -> str:
     """Where the cache expires, as an inference with its evidence, or why it cannot be said yet."""
+    said = class_words(cls)
     if t is None:
         if tested is None:
-            return f"{cls} writes: not enough data yet to say where your cache expires"
+            return f"{said} writes: not enough data yet to say where your cache expires"
         b, a, edge = tested["below"], tested["above"], tested["seconds"]
-        return (f"{cls} writes: not enough data yet to say where your cache expires, so the documented "
+        return (f"{said} writes: not enough data yet to say where your cache expires, so the documented "
                 f"{duration(edge)} counts. Near it: {_side(b, b['fromSeconds'], edge)}, "
                 f"{_side(a, edge, a['toSeconds'])} (a claim needs 5 or more a side, clearly warm below and "
                 "clearly cold above)")
@@ -104,7 +106,7 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | No
             f"{exact_duration(a['minGapSeconds'])} gap"
         )
     return (
-        f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {duration(edge)}: "
+        f"{said} writes: inferred from your sessions (not documentation), the cache expires near {duration(edge)}: "
         f"{_side(b, b['fromSeconds'], edge)}, {_side(a, edge, a['toSeconds'])}{rng}"
     )
 
@@ -279,7 +281,8 @@ def empty_class_sentence(cls: str, since: float | None) -> str:
     session asked once, a Codex thread: the class is in the document then), and under --since of one
     whose returns all came before it; "no calls" was said of the first two alike."""
     when = "yet" if since is None else "since " + time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
-    return f"{cls} writes: no call {when} after a {cls} write (a first call has no gap before it)"
+    said = class_words(cls)
+    return f"{said} writes: no call {when} after a {said} write (a first call has no gap before it)"
 
 
 def report_id_length(doc: dict[str, Any]) -> int:
@@ -499,7 +502,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         if not brows:
             out.extend(para(empty_class_sentence(cls, doc.get("since"))))
             continue
-        out.extend(_fitted([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}, width,
+        out.extend(_fitted([f"gap ({class_words(cls)} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}, width,
                            ("median warmth",)))
         out.extend(para(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
     out.append("")
@@ -510,7 +513,8 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         rule = doc.get("idleGapRule") or {}
         shown = cliff_classes(doc)
-        limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items() if cls in shown)
+        limits = ", ".join(f"{duration(r['seconds'])} for {class_words(cls)} writes" for cls, r in rule.items()
+                           if cls in shown)
         if limits:
             out.extend(para(f"idle gap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))
