@@ -1,6 +1,7 @@
-"""A config file left out for an error (not TOML, a wrong-typed value) is said once on stderr by the
-commands people run daily, `status`, `health` and `report`, in the words `doctor` uses; the hooks and
-the status line stay silent (they log it)."""
+"""A config file left out for an error (not TOML, a wrong-typed value) is said once on stderr by every
+command that reads the config (`status`, `health`, `report`, `handoff`, `notify`; `replay`,
+`backtest` and `export` of a session whose folder is gone: tests/test_replay_config.py), in the
+words `doctor` uses; the hooks and the status line stay silent (they log it)."""
 
 from __future__ import annotations
 
@@ -55,9 +56,10 @@ def test_daily_commands_say_a_file_left_out_once(tmp_path: Path, where: str, tex
                   "`session-watcher config show` says more"):
         assert words in said[0], (words, said)
 
-    commands = [("status",), ("status", "--json"), ("health",)] + ([("report",)] if where == "user" else [])
+    commands = [("status",), ("status", "--json"), ("health",), ("handoff",)] + (
+        [("report",), ("notify", "--test", "--channel", "message")] if where == "user" else [])
     for args in commands:
-        got = sw(*args, "leftout", env=env) if args[0] != "report" else sw("report", env=env)
+        got = sw(*args, "leftout", env=env) if args[0] not in ("report", "notify") else sw(*args, env=env)
         assert got.returncode == 0, (args, got.stderr)
         assert got.stdout, args
         assert one_message(got.stderr.decode()) == f"session-watcher: {said[0]}", (args, got.stderr)
@@ -66,6 +68,6 @@ def test_daily_commands_say_a_file_left_out_once(tmp_path: Path, where: str, tex
 
     bad.unlink()  # fixed: not a word
     for args in commands:
-        got = sw(*args, "leftout", env=env) if args[0] != "report" else sw("report", env=env)
+        got = sw(*args, "leftout", env=env) if args[0] not in ("report", "notify") else sw(*args, env=env)
         assert got.returncode == 0, (args, got.stderr)
         assert got.stderr == b"", (args, got.stderr)

@@ -57,6 +57,8 @@ HOT = {  # dispatched before the parser; listed in `--help` only
     "statusline": "run as Claude Code's status line command",
 }
 INTERNAL = 3  # the exit code of an unexpected error
+# the commands that read the config and run with a file of it left out (`_dispatch` says it)
+READS_CONFIG = frozenset({"status", "health", "replay", "backtest", "handoff", "report", "export", "notify"})
 READER_GONE = 141  # stdout's reader went away: 128 + SIGPIPE, as a shell shows a `head`'s writer (`run`: the signal)
 
 
@@ -321,14 +323,15 @@ def _dispatch(args: list[str]) -> int:
     """Parse `args` with the command's part of the tree and run its `func`. `report` (text or `--json`)
     and `replay` in the forms people and programs run them are read without argparse
     (`cli.report.report_args`, `cli.commands.replay_args`). Every command prices with the user's own
-    prices (`prices` in their config; a bad file is left out, as `config show` says, and `report`
-    says so once on stderr when it has run: its figures are priced without it; a report that fails
-    says its one error)."""
+    prices (`prices` in their config; a bad file is left out, as `config show` says). Each command
+    that reads the config (READS_CONFIG) says such a file once on stderr when it has run, in doctor's
+    words (`messages.say_left_out`, the one function): its figures were made without it; a command
+    that fails says its one error. `config` and `doctor` say it their own way."""
     from session_watcher.base import config
 
     _, errors = config.load_layers(None)
     code = _run(args)
-    if args[:1] == ["report"] and errors:
+    if errors and _command_of(args) in READS_CONFIG:
         from session_watcher.cli.messages import say_left_out
 
         say_left_out(errors, config.config_files(None))

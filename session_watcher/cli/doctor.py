@@ -402,7 +402,7 @@ def report() -> tuple[list[str], bool]:
         for f in paths.project_config_unread(here):
             lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
         lines += [f"config     {said}" for said in config.old_names(here)]  # guard = "block": what it is now
-    except ConfigError:  # each file left out, in the words `status`, `health` and `report` say it on stderr
+    except ConfigError:  # each file left out, in the words every command that reads the config says it on stderr
         ok = False
         lines += [f"config     ERROR {config.left_out(err)}" for err in config.load_layers(here)[1]]
     installs = route.plugin_installs()

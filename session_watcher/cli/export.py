@@ -32,7 +32,10 @@ BATCH = 100  # sessions per request
 
 
 def add_parser(sub: Any) -> None:
-    s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector (docs/otlp.md).")
+    from session_watcher.cli.messages import LEFT_OUT_HELP
+
+    s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector "
+                                             "(docs/otlp.md). " + LEFT_OUT_HELP)
     s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True, type=_url_argument,
                    help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
     s.add_argument("--since", metavar="WHEN", type=_since_argument,
