@@ -660,6 +660,14 @@ def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: P
     (guard,) = [ln for ln in lines if ln.startswith("guard ")]
     assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by ttl" in guard, guard
     assert "cannot tell yet" not in guard
+    for n in (3, 4):  # more passed over: the newest named, the rest counted, as `status` says them
+        time.sleep(0.05)
+        hook("SessionStart", payload(f"s{n}-no-call", empty, "SessionStart", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert "newest session (s1-calls; passed over s4-no-ca and 2 more: no API call): cold by ttl" in guard, guard
+    said = sw("status").stdout.decode()
+    assert "passed over s4-no-ca and 2 more: no API call" in " ".join(said.split()), said
 
 
 def test_the_guard_line_keeps_a_newer_session_with_a_call_but_no_cache_write(tmp_path: Path) -> None:

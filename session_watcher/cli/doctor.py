@@ -312,7 +312,8 @@ GUARD_LOOKS = 16  # the newest states doctor reads for one with an API call (a h
 def _cold_cache_line(session_ids: list[str]) -> str:
     """What the cold-cache guard would say of the newest session with an API call now, and from which
     source; newer ones with none (`claude plugin install` and a session left before its first prompt
-    run the hooks too) are passed over and named, as `status` does; with none among the newest
+    run the hooks too) are passed over, the newest named and the rest counted, as `status` says them
+    (`statustext.passed_over`); with none among the newest
     GUARD_LOOKS, the newest's."""
     passed: list[str] = []
     for sid in session_ids[:GUARD_LOOKS]:
@@ -327,6 +328,7 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
     """`_cold_cache_line` of one session; None where it counted no API call (unless `final`)."""
     from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
+    from session_watcher.core.statustext import passed_over
     from session_watcher.state import store
 
     try:  # read only: a file that cannot be used is quarantined under the session's lock, by a hook
@@ -341,7 +343,7 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
         return None  # write seen is the session at work all the same ("cannot tell yet"), not passed over
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     got = cold_cache(state, cfg, time.time())
-    over = f" ({session_id[:8]}; passed over {', '.join(p[:8] for p in passed)}: no API call)" if passed else ""
+    over = f" ({session_id[:8]}; {passed_over([p[:8] for p in passed])})" if passed else ""  # as `status` says it
     head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session{over}"
     if got is None:
         return f"{head}: cannot tell yet (no API call or no cache write seen)"
