@@ -185,6 +185,20 @@ def _plugin_hooks_lines(installs: list[tuple[str, str, bool]]) -> list[str]:
     return [f"hooks      the plugin {' | '.join(out)}"] if out else []
 
 
+def _wrapper_lines() -> list[str]:
+    """Where a `pip install` by hand put pip's console-script wrapper back over the command an install
+    wrote into this venv (it imports `re` and more on every command): the one command that writes the
+    fast one again (`hooks.launchers`, as install.sh and the plugin's venv.sh run it)."""
+    from session_watcher.hooks.launchers import pip_wrapper_back
+
+    bin_dir = os.path.dirname(sys.executable)
+    if not pip_wrapper_back(bin_dir):
+        return []
+    again = shlex.join([sys.executable, "-I", "-m", "session_watcher.hooks.launchers", bin_dir])
+    return [f"command    {os.path.join(bin_dir, 'session-watcher')} is pip's wrapper again (a `pip install` "
+            f"into this venv wrote it; it imports more on every command): `{again}` writes the fast one back"]
+
+
 def _command_line() -> str:
     from session_watcher.cli.install import bin_home, on_path
 
@@ -388,6 +402,7 @@ def report() -> tuple[list[str], bool]:
     ok = True
     lines = [f"python     {sys.executable} ({sys.version.split()[0]})"]
     lines.append(_command_line())
+    lines += _wrapper_lines()
     ignored = paths.home_ignored()
     if ignored is not None:  # it would have put state files wherever a hook runs: a project's tree
         ok = False
