@@ -254,14 +254,15 @@ def test_unknown_command_and_help() -> None:
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
-    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1 (a
-    command line that cannot work, export's --since as any other bad value, is argparse's: exit 2)."""
+    """`report`, `report session` and `export` fail as `status` does: one line, exit 1 (a command line
+    that cannot work, export's --since as any other bad value, is argparse's: exit 2); `notify` sends
+    with the bad file left out, as an alert would be sent, and says so in the same one line."""
     from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("bp_amber = 'high'\n")
-    for args in (("notify", "--test", "--channel", "message"), ("status",),
+    for args in (("status",),
                  ("report", "session", str(tmp_path / "nope.jsonl"), "--html", str(tmp_path / "p.html")),
                  ("report", "--projects", str(tmp_path / "nope")),
                  ("export", "--otlp", "--projects", str(tmp_path / "nope"))):
@@ -269,7 +270,11 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
         err = proc.stderr.decode()
         assert proc.returncode == 1, (args, err)
         assert one_message(err).startswith("session-watcher: "), (args, err)
-    assert "key 'bp_amber': expected a number" in one_message(sw("notify", "--test").stderr.decode())
+    notify = sw("notify", "--test", "--channel", "message")
+    assert notify.returncode == 0, notify.stderr
+    said = one_message(notify.stderr.decode())
+    assert "key 'bp_amber': expected a number" in said
+    assert said.endswith("the file is left out (none of its settings apply): `session-watcher config show` says more")
 
 
 def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
