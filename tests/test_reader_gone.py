@@ -52,7 +52,8 @@ def sessions() -> Path:
 COMMANDS = (("report", "--since", "3000d"), ("report", "--json", "--since", "3000d"), ("replay", SESSION),
             ("replay", SESSION, "--json"), ("backtest",), ("backtest", "--json"), ("status", SESSION),
             ("health", SESSION), ("export", "--otlp", "--dry-run"), ("doctor",), ("config", "show"),
-            ("report", "session", SESSION, "--html", "-"), ("hook", "--help"), ("--version",))
+            ("report", "session", SESSION, "--html", "-"), ("hook", "--help"), ("--version",),
+            ("status", "--help"), ("--help",))
 
 
 @pytest.mark.usefixtures("sessions")
@@ -65,9 +66,10 @@ def test_every_command_ends_as_coreutils_when_its_reader_leaves() -> None:
 
 
 def test_a_closed_stdout_is_still_said() -> None:
-    """Standard output closed from the start (`>&-`) is no reader gone: one message, exit 1."""
-    proc = subprocess.run([str(PIP_WRAPPER), "replay", str(TRANSCRIPTS / "short.jsonl"), "--json"],
-                          stdout=None, stderr=subprocess.PIPE, timeout=60, check=False,
-                          preexec_fn=lambda: os.close(1))
-    assert proc.returncode == 1, proc
-    assert proc.stderr.startswith(b"session-watcher: "), proc
+    """Standard output closed from the start (`>&-`) is no reader gone: one message, exit 1 (argparse's
+    `--help` too, whose own write passed over the error)."""
+    for args in (("replay", str(TRANSCRIPTS / "short.jsonl"), "--json"), ("status", "--help")):
+        proc = subprocess.run([str(PIP_WRAPPER), *args], stdout=None, stderr=subprocess.PIPE, timeout=60,
+                              check=False, preexec_fn=lambda: os.close(1))
+        assert proc.returncode == 1, (args, proc)
+        assert proc.stderr.startswith(b"session-watcher: "), (args, proc)

@@ -292,7 +292,7 @@ def handle(work: Callable[[], int], where: str) -> int:
     try:
         try:
             rc = work()
-        except SystemExit as done:  # argparse's --help (its write's error swallowed): flushed as any command's
+        except SystemExit as done:  # argparse's --help, its text flushed as any command's output
             if done.code != 0:
                 raise
             rc = 0
@@ -413,6 +413,13 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("formatter_class", Formatter)
             super().__init__(*args, **kwargs)
+
+        def _print_message(self, message: str, file: Any = None) -> None:
+            """argparse's, without swallowing a write that fails: `--help` to a reader gone ends as
+            every command's output does (`handle`: SIGPIPE), to a closed stdout in its one message
+            (argparse's own passes over the error, and the help's exit said 0)."""
+            if message:
+                (file or sys.stderr).write(message)
 
         def error(self, message: str) -> NoReturn:
             """What is wrong first (`session-watcher status: error: ...`, wrapped within COLUMNS as
