@@ -71,3 +71,21 @@ def test_daily_commands_say_a_file_left_out_once(tmp_path: Path, where: str, tex
         got = sw(*args, "leftout", env=env) if args[0] not in ("report", "notify") else sw(*args, env=env)
         assert got.returncode == 0, (args, got.stderr)
         assert got.stderr == b"", (args, got.stderr)
+
+
+def test_a_command_s_help_says_no_file_left_out() -> None:
+    """Asked for its help, a command that reads the config says the help alone: the file left out is
+    said once a command has run (`cli._dispatch`), not to a user asking what it does."""
+    from session_watcher.base import paths
+    from session_watcher.cli import READS_CONFIG
+
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("bp_amber = [\n")
+    assert "the file is left out" in " ".join(sw("report").stderr.decode().split())  # a bad file, said by a run
+    for name in sorted(READS_CONFIG):
+        for asked in ("--help", "-h"):
+            got = sw(name, asked)
+            assert got.returncode == 0, (name, got.stderr)
+            assert got.stdout.startswith(f"usage: session-watcher {name}".encode()), (name, got.stdout[:80])
+            assert got.stderr == b"", (name, asked, got.stderr)
