@@ -254,14 +254,15 @@ def test_unknown_command_and_help() -> None:
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
-    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1 (a
-    command line that cannot work, export's --since as any other bad value, is argparse's: exit 2)."""
+    """`report`, `report session` and `export` fail as `status` does: one line, exit 1 (a command line
+    that cannot work, export's --since as any other bad value, is argparse's: exit 2); `notify` sends
+    with the bad file left out, as an alert would be sent, and says so in the same one line."""
     from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("bp_amber = 'high'\n")
-    for args in (("notify", "--test", "--channel", "message"), ("status",),
+    for args in (("status",),
                  ("report", "session", str(tmp_path / "nope.jsonl"), "--html", str(tmp_path / "p.html")),
                  ("report", "--projects", str(tmp_path / "nope")),
                  ("export", "--otlp", "--projects", str(tmp_path / "nope"))):
@@ -269,11 +270,16 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
         err = proc.stderr.decode()
         assert proc.returncode == 1, (args, err)
         assert one_message(err).startswith("session-watcher: "), (args, err)
-    assert "key 'bp_amber': expected a number" in one_message(sw("notify", "--test").stderr.decode())
+    notify = sw("notify", "--test", "--channel", "message")
+    assert notify.returncode == 0, notify.stderr
+    said = one_message(notify.stderr.decode())
+    assert "key 'bp_amber': expected a number" in said
+    assert said.endswith("the file is left out (none of its settings apply): `session-watcher config show` says more")
 
 
 def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
-    """stdout a pipe whose reader is already gone: no traceback, no message, exit 0."""
+    """stdout a pipe whose reader is already gone: no traceback, no message, killed by SIGPIPE as
+    coreutils are (tests/test_reader_gone.py: every command, both launchers)."""
     import subprocess
 
     read, write = os.pipe()
@@ -284,7 +290,7 @@ def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
                               stdout=write, stderr=subprocess.PIPE, timeout=60, check=False)
     finally:
         os.close(write)
-    assert (proc.returncode, proc.stderr) == (0, b"")
+    assert (proc.returncode, proc.stderr) == (-13, b"")
 
 
 def test_a_command_imports_its_own_module_only() -> None:
@@ -295,7 +301,7 @@ def test_a_command_imports_its_own_module_only() -> None:
     modules = {module for module, _ in COMMANDS.values()}
     for args, own in ((["status", "--help"], {"session_watcher.cli.commands"}), (["--version"], set())):
         code = ("import sys\nfrom session_watcher.cli import main\ntry:\n    main(sys.argv[1:])\n"
-                "except SystemExit:\n    print(*sorted(sys.modules), file=sys.stderr)\n")
+                "except SystemExit:\n    pass\nprint(*sorted(sys.modules), file=sys.stderr)\n")
         proc = run([sys.executable, "-c", code, *args])
         assert proc.returncode == 0, proc.stderr
         names = set(proc.stderr.decode().split())
@@ -981,3 +987,18 @@ def test_a_quoted_number_or_one_name_on_the_command_line_is_shown_as_the_command
     got = sw("config", "show", env=env)
     assert got.returncode == 1
     assert "got '3.5', a string: a number is written without quotes (left out" in got.stderr.decode(), got.stderr
+
+
+def test_version_answers_without_argparse_or_the_config() -> None:
+    """`--version` says what the parser's `--version` says, and imports neither argparse nor the
+    config (an empty report costs less than argparse's import: docs/benchmarks.md)."""
+    code = ("import sys\nfrom session_watcher.cli import main\nrc = main(['--version'])\nsys.stdout.flush()\n"
+            "print(rc, *sorted(sys.modules), file=sys.stderr)\n")
+    proc = run([sys.executable, "-c", code])
+    rc, *names = proc.stderr.decode().split()
+    assert rc == "0"
+    assert not {"argparse", "session_watcher.base.config", "tomllib"} & set(names)
+    parsed = run([sys.executable, "-c", "from session_watcher.cli import build_parser\n"
+                  "build_parser().parse_args(['--version'])"])
+    assert proc.stdout == parsed.stdout == sw("--version").stdout
+    assert parsed.stdout.startswith(b"session-watcher ")

@@ -1,6 +1,7 @@
-"""A config file left out for an error (not TOML, a wrong-typed value) is said once on stderr by the
-commands people run daily, `status`, `health` and `report`, in the words `doctor` uses; the hooks and
-the status line stay silent (they log it)."""
+"""A config file left out for an error (not TOML, a wrong-typed value) is said once on stderr by every
+command that reads the config (`status`, `health`, `report`, `handoff`, `notify`; `replay`,
+`backtest` and `export` of a session whose folder is gone: tests/test_replay_config.py), in the
+words `doctor` uses; the hooks and the status line stay silent (they log it)."""
 
 from __future__ import annotations
 
@@ -55,9 +56,10 @@ def test_daily_commands_say_a_file_left_out_once(tmp_path: Path, where: str, tex
                   "`session-watcher config show` says more"):
         assert words in said[0], (words, said)
 
-    commands = [("status",), ("status", "--json"), ("health",)] + ([("report",)] if where == "user" else [])
+    commands = [("status",), ("status", "--json"), ("health",), ("handoff",)] + (
+        [("report",), ("notify", "--test", "--channel", "message")] if where == "user" else [])
     for args in commands:
-        got = sw(*args, "leftout", env=env) if args[0] != "report" else sw("report", env=env)
+        got = sw(*args, "leftout", env=env) if args[0] not in ("report", "notify") else sw(*args, env=env)
         assert got.returncode == 0, (args, got.stderr)
         assert got.stdout, args
         assert one_message(got.stderr.decode()) == f"session-watcher: {said[0]}", (args, got.stderr)
@@ -66,6 +68,24 @@ def test_daily_commands_say_a_file_left_out_once(tmp_path: Path, where: str, tex
 
     bad.unlink()  # fixed: not a word
     for args in commands:
-        got = sw(*args, "leftout", env=env) if args[0] != "report" else sw("report", env=env)
+        got = sw(*args, "leftout", env=env) if args[0] not in ("report", "notify") else sw(*args, env=env)
         assert got.returncode == 0, (args, got.stderr)
         assert got.stderr == b"", (args, got.stderr)
+
+
+def test_a_command_s_help_says_no_file_left_out() -> None:
+    """Asked for its help, a command that reads the config says the help alone: the file left out is
+    said once a command has run (`cli._dispatch`), not to a user asking what it does."""
+    from session_watcher.base import paths
+    from session_watcher.cli import READS_CONFIG
+
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("bp_amber = [\n")
+    assert "the file is left out" in " ".join(sw("report").stderr.decode().split())  # a bad file, said by a run
+    for name in sorted(READS_CONFIG):
+        for asked in ("--help", "-h"):
+            got = sw(name, asked)
+            assert got.returncode == 0, (name, got.stderr)
+            assert got.stdout.startswith(f"usage: session-watcher {name}".encode()), (name, got.stdout[:80])
+            assert got.stderr == b"", (name, asked, got.stderr)

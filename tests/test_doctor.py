@@ -662,6 +662,15 @@ def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: P
     assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by the documented lifetime" in \
         guard, guard
     assert "cannot tell yet" not in guard
+    for n in (3, 4):  # more passed over: the newest named, the rest counted, as `status` says them
+        time.sleep(0.05)
+        hook("SessionStart", payload(f"s{n}-no-call", empty, "SessionStart", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert "newest session (s1-calls; passed over s4-no-ca and 2 more: no API call): cold by the documented " \
+        "lifetime" in guard, guard
+    said = sw("status").stdout.decode()
+    assert "passed over s4-no-ca and 2 more: no API call" in " ".join(said.split()), said
 
 
 def test_the_guard_line_keeps_a_newer_session_with_a_call_but_no_cache_write(tmp_path: Path) -> None:
@@ -737,3 +746,49 @@ def test_a_log_entry_dated_ahead_or_undated_is_shown_without_an_age() -> None:
         lines, _ok = doctor_module.report()
         [said] = [ln for ln in lines if ln.startswith("log ")]
         assert said == f"log        1 entry; last: {entry}", said
+
+
+def test_doctor_says_the_one_command_that_puts_the_fast_command_back_over_pips_wrapper(tmp_path: Path) -> None:
+    """A `pip install` into install.sh's venv writes pip's console-script wrapper over the command the
+    install wrote (pip's own script maker, clobbering as pip sets it): doctor, run through that very
+    wrapper, names it and the one command that writes the fast one back; run, doctor is silent again."""
+    import importlib
+    import shlex
+    import subprocess
+    import sys
+    import sysconfig
+    from typing import Any
+
+    scripts: Any = importlib.import_module("pip._vendor.distlib.scripts")  # pip's own script maker (untyped)
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bin_dir = venv / "bin"
+    python = bin_dir / "python"
+    # the venv sees this checkout and the dev venv's packages, as an install's sees its own site-packages
+    found = [str(Path(__file__).resolve().parent.parent), sysconfig.get_paths()["purelib"]]
+    env = {**os.environ, "COLUMNS": "1000", "PYTHONPATH": os.pathsep.join(found)}
+    subprocess.run([str(python), "-m", "session_watcher.hooks.launchers", str(bin_dir)], check=True, env=env,
+                   timeout=60)
+
+    def wrapper_lines() -> list[str]:
+        proc = subprocess.run([str(bin_dir / "session-watcher"), "doctor"], capture_output=True, text=True,
+                              env=env, timeout=120, check=False)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return [ln for ln in proc.stdout.splitlines() if "pip's wrapper" in ln]
+
+    assert wrapper_lines() == []  # the install's own command
+    maker = scripts.ScriptMaker(None, str(bin_dir))
+    maker.clobber = True  # pip's (pip._internal.operations.install.wheel)
+    maker.executable = str(python)
+    maker.variants = {""}
+    maker.make("session-watcher = session_watcher.cli:run")
+    assert "import re" in (bin_dir / "session-watcher").read_text()
+    (line,) = wrapper_lines()
+    assert line.startswith(f"command    {bin_dir / 'session-watcher'} is pip's wrapper again"), line
+    told = line.split("`")[-2]
+    assert shlex.split(told)[1:] == ["-I", "-m", "session_watcher.hooks.launchers", str(bin_dir)], told
+    # as told, but for -I: this test's venv finds the package through PYTHONPATH, an install's in its own site-packages
+    subprocess.run([str(python), *shlex.split(told)[2:]], check=True, env=env, timeout=60)
+    assert "import re" not in (bin_dir / "session-watcher").read_text()
+    assert wrapper_lines() == []

@@ -101,7 +101,7 @@ def test_a_read_price_of_1e_minus_299_is_refused_and_every_json_is_standard(tmp_
     gone = sw("status", "--json", str(TRANSCRIPTS / "short.jsonl"))
     assert gone.returncode == 0, gone.stderr
     assert strict(gone.stdout.decode())["calls"] > 0
-    assert "config left out" in " ".join(gone.stderr.decode().split())
+    assert "the file is left out" in " ".join(gone.stderr.decode().split())
 
 
 @pytest.mark.slow

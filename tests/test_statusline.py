@@ -383,3 +383,23 @@ def test_right_after_a_compaction_the_line_says_no_call_since_it(tmp_path: Path)
     line = statusline(recs[0]["payload"] | {"session_id": "fresh", "transcript_path": str(fresh), "cwd": str(tmp_path)},
                       NO_COLOR="1", COLUMNS="200")
     assert line == "○ waiting for the first API call"
+
+
+def test_a_reader_gone_before_the_line_still_exits_0(tmp_path: Path) -> None:
+    """stdout a pipe whose reader is gone (the client stopped waiting): the line is for no one, and
+    the status line exits 0 silently, through install.sh's launcher and `session-watcher statusline`
+    alike (it raised BrokenPipeError: a traceback, then exit 120 from the exit's flush)."""
+    import subprocess
+
+    from tests.oracle import launcher
+
+    shutil.copy(TRANSCRIPTS / "short.jsonl", tmp_path / "t.jsonl")
+    raw = json.dumps(payload("gone", tmp_path / "t.jsonl")).encode()
+    for command in (launcher("statusline"), [str(SW), "statusline"]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            proc = subprocess.run(command, input=raw, stdout=write, stderr=subprocess.PIPE, timeout=60, check=False)
+        finally:
+            os.close(write)
+        assert (proc.returncode, proc.stderr) == (0, b""), (command, proc.stderr)

@@ -22,6 +22,7 @@ _.handle_error  # reports/live_view.py: socketserver calls it
 _.readinto  # reports/live_view.py: io's buffered reader calls it
 _._split_lines  # cli/__init__.py: argparse's HelpFormatter calls it (help wrapped at spaces only)
 _._fill_text  # cli/__init__.py: argparse's HelpFormatter calls it (help wrapped at spaces only)
+_._print_message  # cli/__init__.py: argparse's ArgumentParser calls it (--help's write error not swallowed)
 _.find_spec  # hooks/finder.py: the import system calls it (a finder on sys.meta_path)
 _.create_module  # hooks/finder.py: the import system calls it (a loader)
 _.exec_module  # hooks/finder.py: the import system calls it (a loader)

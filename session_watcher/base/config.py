@@ -448,7 +448,7 @@ OTHER_KEYS_APPLY = "the file's other keys apply"  # a project file's user-only k
 
 def left_out(error: str) -> str:
     """A config file that cannot be used (`error`, one of `load_layers`'), in the words `doctor` says it
-    and `status`, `health` and `report` say once on stderr (`cli.messages.say_left_out`; the hooks and
+    and every command that reads the config says once on stderr (`cli.messages.say_left_out`; the hooks and
     the status line only log it): the file, what is wrong, that it is left out, where to see more."""
     said = error if error.endswith(OTHER_KEYS_APPLY) else f"{error}; the file is left out (none of its settings apply)"
     return f"{said}: `{_command()} config show` says more"

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 __all__ = [  # what the hooks' path takes from here instead of `os` and `os.path`
     "O_APPEND", "O_CLOEXEC", "O_CREAT", "O_EXCL", "O_NOCTTY", "O_NONBLOCK", "O_RDONLY", "O_RDWR", "O_WRONLY",
     "POSIX_SPAWN_DUP2", "S_IMODE", "S_ISBLK", "S_ISCHR", "S_ISDIR", "S_ISFIFO", "S_ISLNK", "S_ISREG", "S_ISSOCK",
-    "W_OK", "X_OK", "abspath", "access", "basename", "chmod", "close", "defpath", "devnull", "dirname", "environ",
-    "exists", "expanduser", "fchmod", "fspath", "fstat", "fsync", "getcwd", "geteuid", "getpid", "getppid",
+    "W_OK", "X_OK", "abspath", "access", "basename", "chmod", "close", "defpath", "devnull", "dirname", "dup2",
+    "environ", "exists", "expanduser", "fchmod", "fspath", "fstat", "fsync", "getcwd", "geteuid", "getpid", "getppid",
     "getuid", "isabs", "isatty", "isdir", "isfile", "islink", "join", "kill", "lexists", "link", "listdir", "lstat",
     "mkdir", "name", "normpath", "open", "pathsep", "pipe", "posix_spawn", "pread", "preadv", "read", "readlink",
     "realpath", "rename", "replace", "scandir", "sep", "set_blocking", "split", "stat", "stat_result", "unlink",
@@ -51,6 +51,7 @@ if sys.platform != "win32":
         access,
         chmod,
         close,
+        dup2,
         fchmod,
         fspath,
         fstat,

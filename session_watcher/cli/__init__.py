@@ -15,9 +15,12 @@ error_handler does). A message is one on stderr, its first line `session-watcher
     2    a command line that cannot work: argparse's message then the command's usage, or a `UsageError`'s
     3    an unexpected error: a message naming it and the log file that holds its traceback
     130  interrupted (^C)
+    141  the reader of standard output went away (`session-watcher report | head -2`): nothing said
 
-A reader that goes away (`session-watcher status | head -1`) ends the command quietly, exit 0; a
-standard output closed from the start (`>&-`) is said in one message, exit 1.
+A reader that goes away ends the command quietly as coreutils and git end: killed by SIGPIPE, which
+a shell shows as 141 (128 + 13) and says nothing of (`set -o pipefail` sees it as `yes | head -1`);
+where there is no SIGPIPE (Windows), exit 141 (`READER_GONE`). A standard output closed from the
+start (`>&-`) is said in one message, exit 1.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ HOT = {  # dispatched before the parser; listed in `--help` only
     "statusline": "run as Claude Code's status line command",
 }
 INTERNAL = 3  # the exit code of an unexpected error
+# the commands that read the config and run with a file of it left out (`_dispatch` says it)
+READS_CONFIG = frozenset({"status", "health", "replay", "backtest", "handoff", "report", "export", "notify"})
+READER_GONE = 141  # stdout's reader went away: 128 + SIGPIPE, as a shell shows a `head`'s writer (`run`: the signal)
 
 
 OPTION_COLUMN = 25  # where an option's words start in HOT_HELP
@@ -86,7 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         said = "\n\n".join("\n".join(row for line in part.split("\n")
                                       for row in wrap(line, width, OPTION_COLUMN if line[:3] == "  -" else 0))
                            for part in HOT_HELP[args[0]].split("\n\n"))
-        print(said, file=sys.stdout if asked else sys.stderr)
+        try:
+            print(said, file=sys.stdout if asked else sys.stderr, flush=True)
+        except BrokenPipeError:  # `hook --help | head -1`: as any command's reader gone (`handle`)
+            return _reader_gone() if asked else 2
         return 0 if asked else 2
     if args and args[0] == "hook":
         from session_watcher.hooks.entry import main as hook_main
@@ -159,6 +168,8 @@ def run() -> None:
             gc.disable()  # a short life that makes no reference cycles: no collector passes, imports included
         install()  # the package's modules found by name, as the hooks' launchers find them (~50 on a warm run)
     rc = main(args)
+    if rc == READER_GONE:
+        _die_of_sigpipe()
     if leaves:
         try:
             sys.stdout.flush()
@@ -171,12 +182,78 @@ def run() -> None:
     sys.exit(rc)
 
 
+def _reader_gone() -> int:
+    """READER_GONE, stdout's reader having gone away: stdout is pointed at the null device first, so
+    no later flush (the interpreter's at its exit) fails with an "Exception ignored" line and exit 120."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # no descriptor to point: nothing will flush to it either
+        pass
+    return READER_GONE
+
+
+def _broken_pipe(exc: BrokenPipeError) -> int:
+    """`handle`'s exit code for a broken pipe: READER_GONE where it is stdout's, else an OSError's 1
+    and its message (another pipe or socket a command wrote to)."""
+    if _stdout_gone():
+        return _reader_gone()
+    from session_watcher.cli.messages import say
+
+    say(f"{exc.strerror or exc}")
+    return 1
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout's reader went away (a pipe with no reader polls as an error), rather than some
+    other pipe or socket a command wrote to; True where it cannot be told (no poll: Windows)."""
+    try:
+        import select
+
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True
+
+
+def _die_of_sigpipe() -> None:
+    """End as coreutils and git end when their reader leaves: killed by SIGPIPE (a shell shows 141
+    and says nothing); where there is no SIGPIPE, exit READER_GONE. Nothing is pending: the command
+    returned, its pool was reaped, stdout points at the null device."""
+    import os
+    import signal
+
+    sigpipe = getattr(signal, "SIGPIPE", None)
+    if sigpipe is not None:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        signal.signal(sigpipe, signal.SIG_DFL)
+        os.kill(os.getpid(), sigpipe)
+    os._exit(READER_GONE)
+
+
 def _handled(args: list[str]) -> int:
     """Run the command `args` name under the one error handler."""
     _text_streams()
     if sys.stdout is None:  # started with standard output closed (`>&-`)
         sys.stdout = _closed_stdout()
+    if args == ["--version"]:  # argparse's answer, without argparse or the config (docs/benchmarks.md)
+        return handle(_version, "cli --version")
     return handle(lambda: _dispatch(args), f"cli {args[0] if args else ''}")
+
+
+def _version() -> int:
+    """`--version`: `session-watcher VERSION`, as the parser's `--version` says it (`build_parser`)."""
+    from session_watcher import __version__
+
+    sys.stdout.write(f"session-watcher {__version__}\n")
+    return 0
 
 
 def _closed_stdout() -> Any:
@@ -222,17 +299,16 @@ def handle(work: Callable[[], int], where: str) -> int:
     from session_watcher.core.usererrors import UsageError, UserError
 
     try:
-        rc = work()
+        try:
+            rc = work()
+        except SystemExit as done:  # argparse's --help, its text flushed as any command's output
+            if done.code != 0:
+                raise
+            rc = 0
         sys.stdout.flush()  # a reader gone away is noticed here, inside the handler
         return rc
-    except BrokenPipeError:  # `session-watcher status | head`: the reader left, nothing to say
-        import os
-
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush stays quiet
-        except OSError:
-            pass
-        return 0
+    except BrokenPipeError as exc:  # `session-watcher status | head`: the reader left, nothing to say
+        return _broken_pipe(exc)
     except KeyboardInterrupt:
         say("interrupted")
         return 130
@@ -256,14 +332,15 @@ def _dispatch(args: list[str]) -> int:
     """Parse `args` with the command's part of the tree and run its `func`. `report` (text or `--json`)
     and `replay` in the forms people and programs run them are read without argparse
     (`cli.report.report_args`, `cli.commands.replay_args`). Every command prices with the user's own
-    prices (`prices` in their config; a bad file is left out, as `config show` says, and `report`
-    says so once on stderr when it has run: its figures are priced without it; a report that fails
-    says its one error)."""
+    prices (`prices` in their config; a bad file is left out, as `config show` says). Each command
+    that reads the config (READS_CONFIG) says such a file once on stderr when it has run, in doctor's
+    words (`messages.say_left_out`, the one function): its figures were made without it; a command
+    that fails says its one error. `config` and `doctor` say it their own way."""
     from session_watcher.base import config
 
     _, errors = config.load_layers(None)
     code = _run(args)
-    if args[:1] == ["report"] and errors:
+    if errors and _command_of(args) in READS_CONFIG:
         from session_watcher.cli.messages import say_left_out
 
         say_left_out(errors, config.config_files(None))
@@ -345,6 +422,13 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("formatter_class", Formatter)
             super().__init__(*args, **kwargs)
+
+        def _print_message(self, message: str, file: Any = None) -> None:
+            """argparse's, without swallowing a write that fails: `--help` to a reader gone ends as
+            every command's output does (`handle`: SIGPIPE), to a closed stdout in its one message
+            (argparse's own passes over the error, and the help's exit said 0)."""
+            if message:
+                (file or sys.stderr).write(message)
 
         def error(self, message: str) -> NoReturn:
             """What is wrong first (`session-watcher status: error: ...`, wrapped within COLUMNS as

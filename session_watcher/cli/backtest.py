@@ -182,8 +182,11 @@ def render_text(doc: dict[str, Any], width: int = 100) -> str:
 
 def add_parser(sub: Any) -> None:
     """`backtest` in the CLI's parser tree."""
+    from session_watcher.cli.messages import LEFT_OUT_HELP
+
     s = sub.add_parser("backtest", description="Replay sessions and price restarting at the advice, at the sweet spot "
-                                               "and at the best moments in hindsight (docs/backtest.md).")
+                                               "and at the best moments in hindsight (docs/backtest.md). "
+                                               + LEFT_OUT_HELP)
     s.add_argument("targets", nargs="*", metavar="SESSION",
                    help="sessions by id, id prefix or transcript path (default: every session on this machine)")
     s.add_argument("--json", action="store_true", help="the full document (docs/backtest.md)")

@@ -56,7 +56,7 @@ def add_parser(sub: Any) -> None:
 
     s = sub.add_parser("replay", description="Fold a session's transcript from its first line, exactly as the hooks "
                                              "would, in a scratch state (nothing is saved). SESSION is "
-                                             + TRANSCRIPT_HELP + ".")
+                                             + TRANSCRIPT_HELP + ". " + LEFT_OUT_HELP)
     s.add_argument("target", nargs="?", metavar="SESSION", help=TRANSCRIPT_HELP)
     s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
     s.add_argument("--json", action="store_true", help="the final status document")
@@ -265,7 +265,7 @@ def session_found(target: str | None, command: str | None = None) -> tuple[State
             unread: list[str] = []
             subagent_files(transcript, found.session_id, unread)
             say_unread(unread, command)
-        if command is not None and state["config"].get("error"):  # a file left out, as the hooks left it out
+        if state["config"].get("error"):  # a file left out, as the hooks left it out: said by every command
             _say_left_out(state["context"].get("project"))
         return state, cfg, found
     if found.transcript is None:

@@ -211,6 +211,20 @@ def _plugin_hooks_lines(installs: list[tuple[str, str, bool]]) -> list[str]:
     return [f"hooks      the plugin {' | '.join(out)}"] if out else []
 
 
+def _wrapper_lines() -> list[str]:
+    """Where a `pip install` by hand put pip's console-script wrapper back over the command an install
+    wrote into this venv (it imports `re` and more on every command): the one command that writes the
+    fast one again (`hooks.launchers`, as install.sh and the plugin's venv.sh run it)."""
+    from session_watcher.hooks.launchers import pip_wrapper_back
+
+    bin_dir = os.path.dirname(sys.executable)
+    if not pip_wrapper_back(bin_dir):
+        return []
+    again = shlex.join([sys.executable, "-I", "-m", "session_watcher.hooks.launchers", bin_dir])
+    return [f"command    {os.path.join(bin_dir, 'session-watcher')} is pip's wrapper again (a `pip install` "
+            f"into this venv wrote it; it imports more on every command): `{again}` writes the fast one back"]
+
+
 def _command_line() -> str:
     from session_watcher.cli.install import bin_home, on_path
 
@@ -338,7 +352,8 @@ GUARD_LOOKS = 16  # the newest states doctor reads for one with an API call (a h
 def _cold_cache_line(session_ids: list[str]) -> str:
     """What the cold-cache guard would say of the newest session with an API call now, and from which
     source; newer ones with none (`claude plugin install` and a session left before its first prompt
-    run the hooks too) are passed over and named, as `status` does; with none among the newest
+    run the hooks too) are passed over, the newest named and the rest counted, as `status` says them
+    (`statustext.passed_over`); with none among the newest
     GUARD_LOOKS, the newest's."""
     passed: list[str] = []
     for sid in session_ids[:GUARD_LOOKS]:
@@ -353,6 +368,7 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
     """`_cold_cache_line` of one session; None where it counted no API call (unless `final`)."""
     from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
+    from session_watcher.core.statustext import passed_over
     from session_watcher.state import store
 
     try:  # read only: a file that cannot be used is quarantined under the session's lock, by a hook
@@ -367,7 +383,7 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
         return None  # write seen is the session at work all the same ("cannot tell yet"), not passed over
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     got = cold_cache(state, cfg, time.time())
-    over = f" ({session_id[:8]}; passed over {', '.join(p[:8] for p in passed)}: no API call)" if passed else ""
+    over = f" ({session_id[:8]}; {passed_over([p[:8] for p in passed])})" if passed else ""  # as `status` says it
     head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session{over}"
     if got is None:
         return f"{head}: cannot tell yet (no API call or no cache write seen)"
@@ -424,6 +440,7 @@ def report() -> tuple[list[str], bool]:
     ok = True
     lines = [f"python     {sys.executable} ({sys.version.split()[0]})"]
     lines.append(_command_line())
+    lines += _wrapper_lines()
     ignored = paths.home_ignored()
     if ignored is not None:  # it would have put state files wherever a hook runs: a project's tree
         ok = False
@@ -440,7 +457,7 @@ def report() -> tuple[list[str], bool]:
         for f in paths.project_config_unread(here):
             lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
         lines += [f"config     {said}" for said in config.old_names(here)]  # guard = "block": what it is now
-    except ConfigError:  # each file left out, in the words `status`, `health` and `report` say it on stderr
+    except ConfigError:  # each file left out, in the words every command that reads the config says it on stderr
         ok = False
         lines += [f"config     ERROR {config.left_out(err)}" for err in config.load_layers(here)[1]]
     installs = route.plugin_installs()

@@ -32,7 +32,10 @@ BATCH = 100  # sessions per request
 
 
 def add_parser(sub: Any) -> None:
-    s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector (docs/otlp.md).")
+    from session_watcher.cli.messages import LEFT_OUT_HELP
+
+    s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector "
+                                             "(docs/otlp.md). " + LEFT_OUT_HELP)
     # the one thing `export` does: the bare command sends to the configured collector, as `--otlp` does
     s.add_argument("--otlp", nargs="?", const="", metavar="URL", type=_url_argument,
                    help="the collector's OTLP/HTTP endpoint (left out, or without URL: the configured one; "

@@ -31,11 +31,13 @@ if TYPE_CHECKING:
 def add_parser(sub: Any) -> None:
     """`handoff` in the CLI's parser tree."""
     from session_watcher.cli.commands import SESSION_HELP
+    from session_watcher.cli.messages import LEFT_OUT_HELP
 
     s = sub.add_parser("handoff", description="Write the handoff of a session (what the work is, the files a restart "
                                               "carries, its price) for the next fresh session of its project: /clear, "
                                               "or a new session there, starts with it. SESSION is " + SESSION_HELP
-                                              + "; inside Claude Code (or Codex's !), the session it runs in.")
+                                              + "; inside Claude Code (or Codex's !), the session it runs in. "
+                                              + LEFT_OUT_HELP)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
     s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd, "

@@ -30,14 +30,14 @@ def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -
         pass
 
 
-# what `status`, `health` and `report` say in their help of a config file that cannot be used
+# what the commands that read the config (`cli.READS_CONFIG`) say in their help of a config file that cannot be used
 LEFT_OUT_HELP = "A config file left out for an error is named once on stderr, in the words of `doctor`."
 
 _said: set[str] = set()  # the config errors `say_left_out` said in this process
 
 
 def say_left_out(errors: Sequence[str], files: Sequence[str]) -> None:
-    """Say on stderr, once per process and error, each config file `status`, `health` or `report` ran
+    """Say on stderr, once per process and error, each config file a command (`cli.READS_CONFIG`) ran
     without (`errors`: `config.load_layers`' for the config `files`, each path kept whole), in the
     words `doctor` uses (`config.left_out`)."""
     from session_watcher.base import config

@@ -150,7 +150,10 @@ def _desktop_reason(env: dict[str, str]) -> str:
 
 def add_parser(sub: Any) -> None:
     """`notify` in the CLI's parser tree."""
-    s = sub.add_parser("notify", description="Send a sample alert through each notify channel.")
+    from session_watcher.cli.messages import LEFT_OUT_HELP
+
+    s = sub.add_parser("notify", description="Send a sample alert through each notify channel (the config an "
+                                             "alert is sent with: this folder's). " + LEFT_OUT_HELP)
     # the one thing `notify` does: the bare command sends the sample, as `--test` does
     s.add_argument("--test", action="store_true", help="send a sample alert (what `notify` alone does)")
     s.add_argument("--channel", choices=["desktop", "terminal", "message"], help="test only this one")
@@ -163,7 +166,15 @@ def command(args: argparse.Namespace) -> int:
     from session_watcher.base import config
     from session_watcher.state.shell import working_folder
 
-    notify = config.load(working_folder())["notify"]  # a ConfigError is the CLI's to say
+    # the config an alert of a session here is sent with, a file that cannot be used left out as the
+    # hooks leave it out, and said as every command says it (`messages.say_left_out`)
+    here = working_folder()
+    cfg, errors = config.load_layers(here)
+    if errors:
+        from session_watcher.cli.messages import say_left_out
+
+        say_left_out(errors, config.config_files(here))
+    notify = cfg["notify"]
     channels = [args.channel] if args.channel else list(notify["channels"])
     fallback = notify["fallback"]
     if not args.channel and fallback != "none" and fallback not in channels:

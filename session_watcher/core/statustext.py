@@ -293,10 +293,18 @@ def place_words(project: str | None, skipped: Sequence[str] = ()) -> str:
         return ""
     words = one_line(project) if project else "-"
     if skipped:
-        newest = one_line(skipped[0])
-        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
-        words += f" (passed over {newest}{more}: no API call)"
+        words += f" ({passed_over(skipped)})"
     return words
+
+
+def passed_over(skipped: Sequence[str]) -> str:
+    """The newer sessions without an API call a pick passed over, as `status` and doctor's guard line
+    say them (one rule): the newest named, the rest counted, `passed over 1a2b3c4d and 2 more: no API
+    call`."""
+    from session_watcher.core.text import one_line
+
+    more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+    return f"passed over {one_line(skipped[0])}{more}: no API call"
 
 
 def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None, *, project: str | None = None,

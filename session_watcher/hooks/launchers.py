@@ -38,6 +38,22 @@ LAUNCHERS = (("hook", "session_watcher.hooks.entry"), ("statusline", "session_wa
 # the module bundle an install wrote into the venv (beside bin/) before the package by layers
 # (2026-12-04): the old build's compiled modules, which no launcher reads since (session_watcher.bundle)
 OLD_BUNDLE = "session-watcher-modules.marshal"
+COMMAND_MARK = "session-watcher, the command"  # the first words of the command's docstring (`command_text`)
+
+
+def pip_wrapper_back(bin_dir: str) -> bool:
+    """Whether `bin_dir` holds the launchers an install wrote (`write`) and, as its `session-watcher`,
+    a command that is not theirs: pip's console-script wrapper, written back over it by a `pip install`
+    of the package into the venv by hand (pip overwrites a script of the same name, and an upgrade
+    removes the one it recorded), which imports `re` on every run until `write` runs again."""
+    if not os.path.isfile(os.path.join(bin_dir, "session-watcher-hook")):
+        return False  # no install's venv (a dev venv, an install by pip alone): pip's wrapper is its command
+    try:
+        with open(os.path.join(bin_dir, "session-watcher"), encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return COMMAND_MARK not in head
 
 
 def text(kind: str, libs: list[str]) -> str:
@@ -64,7 +80,7 @@ def command_text() -> str:
     else:
         head = f"#!{exe}\n"
     return (head +
-            '"""session-watcher, the command (as pip writes an entry point, without its `re`)."""\n'
+            f'"""{COMMAND_MARK} (as pip writes an entry point, without its `re`)."""\n'
             "import sys\nfrom session_watcher.cli import run\n"
             "if __name__ == '__main__':\n    sys.argv[0] = 'session-watcher'\n    run()\n")
 

@@ -74,9 +74,24 @@ def main() -> int:
     # status line does not import core.text)
     if sys.stdout is None:  # stdout closed (`>&-`): the caller's choice, nothing to show it on
         return 0
-    sys.stdout.buffer.write((line + "\n").encode("utf-8", "backslashreplace"))
-    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write((line + "\n").encode("utf-8", "backslashreplace"))
+        sys.stdout.flush()
+    except OSError:  # its reader gone (the client stopped waiting): the line is for no one, exit 0 still
+        _stdout_to_null()
     return 0
+
+
+def _stdout_to_null() -> None:
+    """Standard output pointed at the null device, so no later flush of the line left in its buffer
+    (the launcher's, the interpreter's at its exit) fails: a traceback and exit 120 (`cli._reader_gone`
+    does the same for the commands, with `os`)."""
+    try:
+        null = sysos.open(sysos.devnull, sysos.O_WRONLY)
+        sysos.dup2(null, sys.stdout.fileno())
+        sysos.close(null)
+    except (OSError, ValueError):  # no descriptor to point: nothing will flush to it either
+        pass
 
 
 def _payload_context(payload: dict[str, Any]) -> ContextSeen:

@@ -181,7 +181,6 @@ def run_all(paths: list[str], overrides: dict[str, Any] | None = None,
     n = workers(sizes)
     if n > 1:
         _imported()
-        _config_said(paths)
     got: list[Done | None] = [None] * len(paths)
     for out in pool.map_batches(batch, len(parts), n, encode=_encode, decode=_decode,
                                 name="session-watcher-backtest"):
@@ -196,24 +195,6 @@ def workers(sizes: list[int]) -> int:
     from session_watcher.state import pool
 
     return max(1, min(pool.cores(), len(sizes), sum(sizes) // FORK_FROM + 1))
-
-
-def _config_said(paths: list[str]) -> None:
-    """A user's config that cannot be used, left out of the fold of a session whose folder is gone
-    (`replay.project_config`), said here once before the children fork: each would say it again."""
-    from session_watcher.base import config
-    from session_watcher.sessions.replay import project_config, project_of, transcript_cwd
-
-    if not config.load_layers(None)[1]:
-        return
-    for path in paths:
-        try:
-            gone = project_of(transcript_cwd(path)) is None
-        except OSError:  # its run says what is wrong
-            continue
-        if gone:
-            project_config(None)
-            return
 
 
 def _imported() -> None:

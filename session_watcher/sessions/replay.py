@@ -215,42 +215,13 @@ def project_config(project: str | None) -> Config:
     config, the project's over it, the inferred cliff, the user's prices handed to the core). A
     session whose folder is gone (None) folds with the user's config alone, as its hooks did but for
     the project's file that went with the folder; a user's config that cannot be used is left out
-    then, as the hooks left it out (`config.load_cached`), and said on stderr (`left_out`). Raises
-    ConfigError naming a file that cannot be used where the folder is there."""
+    then, as the hooks left it out (`config.load_cached`; the CLI says it once, `cli.READS_CONFIG`).
+    Raises ConfigError naming a file that cannot be used where the folder is there."""
     from session_watcher.base import config
 
     if project is not None:
         return config.load(project)
-    cfg, errors = config.load_layers(None)
-    for error in errors:
-        left_out(error)
-    return cfg
-
-
-_said: set[str] = set()  # what `left_out` said in this process
-
-
-def left_out(error: str) -> None:
-    """Say once on stderr (once per process) that the user's config was left out of the fold of a
-    session whose folder is gone, as its hooks left it out, and why (`error`: the file and what is
-    wrong with it); `session-watcher config` names it as an error still."""
-    if error in _said:
-        return
-    _said.add(error)
-    import sys
-
-    from session_watcher.base import paths
-    from session_watcher.base.terminal import columns
-    from session_watcher.core.text import one_line, wrap
-
-    # wrapped as every command's message on stderr (`cli.messages.say`), the file's path whole
-    lines = wrap(one_line("session-watcher: your config left out of the replay of a session whose folder is "
-                          f"gone, as its hooks left it out: {error}"), columns(2),
-                 keep=[one_line(paths.user_config_file())])
-    try:
-        print("\n".join(lines), file=sys.stderr, flush=True)
-    except OSError:  # stderr gone: the figures are what they are
-        pass
+    return config.load_layers(None)[0]
 
 
 def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:
