@@ -94,6 +94,17 @@ def test_interrupted_and_failed_plugin_installs_are_reported(tmp_path: Path) -> 
     assert line.endswith("ends: ERROR: No matching distribution found for filelock)")  # no .failed: a log only
     assert ": install FAILED (the next hook run tries again; " in line
     assert code == 1
+    # a long last line is cut at a word and said to be cut, as the log line's entry (it was cut bare at
+    # 140 characters, read as the whole message)
+    words = " ".join(f"dependency{i}" for i in range(30))
+    (data / "install.log").write_text(f"Collecting filelock\nERROR: Cannot install {words}\n")
+    _, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("plugin ")]
+    shown = line.split(" ends: ", 1)[1]
+    assert shown.endswith(" ...)"), line
+    head = shown.removesuffix(" ...)")
+    assert f"ERROR: Cannot install {words}".startswith(head + " "), line
+    assert len(head) <= 140, line
 
 
 def test_ready_plugin_venv_and_marketplace_folder(tmp_path: Path) -> None:

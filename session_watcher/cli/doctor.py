@@ -72,15 +72,21 @@ def _tail_text(path: str) -> str:
 LOG_SHOWN = 140  # the characters of the log's last entry doctor shows
 
 
-def _entry(line: str) -> str:
-    """The log's last entry as doctor's `log` line shows it: whole when short, else its first
-    LOG_SHOWN characters cut at a space, marked as cut, with the log's path where the rest is (cut
-    bare, it read as the whole message, as "known: include, exclude, cRati")."""
+def _at_word(line: str) -> tuple[str, bool]:
+    """A log's line as doctor shows it: (whole when short, else its first LOG_SHOWN characters cut at
+    a space; whether it was cut). Cut bare, it read as the whole message ("known: include, exclude,
+    cRati")."""
     line = line.strip()
     if len(line) <= LOG_SHOWN:
-        return line
-    head = line[:LOG_SHOWN + 1].rsplit(" ", 1)[0][:LOG_SHOWN]  # a word ending at the cut is kept
-    return f"{head} ... (the whole entry: {paths.log_file()})"
+        return line, False
+    return line[:LOG_SHOWN + 1].rsplit(" ", 1)[0][:LOG_SHOWN], True  # a word ending at the cut is kept
+
+
+def _entry(line: str) -> str:
+    """The log's last entry as doctor's `log` line shows it (`_at_word`), a cut one marked as cut with
+    the log's path where the rest is."""
+    head, cut = _at_word(line)
+    return f"{head} ... (the whole entry: {paths.log_file()})" if cut else head
 
 
 def _entry_age(line: str, now: float) -> str:
@@ -101,7 +107,10 @@ def _last_line(path: str) -> str:
     except OSError:
         return ""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1][:140] if lines else ""
+    if not lines:
+        return ""
+    head, cut = _at_word(lines[-1])  # the log is named before it ("LOG ends: ...")
+    return f"{head} ..." if cut else head
 
 
 def _plugin_lines(now: float) -> list[str]:
