@@ -70,8 +70,8 @@ def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
 
 # each cache class's colour in the scatter and its legend (a Codex thread's classes: core.eoq.cache_class)
 CLASS_COLOURS = {"5m": "var(--cat2)", "1h": "var(--warm)", "codex-30m": "var(--read)", "codex-10m": "var(--task)"}
-CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes", "codex-30m": "after Codex 30-minute writes",
-               "codex-10m": "after Codex 10-minute writes"}
+# the legend's words: Claude Code's classes spelt out, a Codex class in prices_openai.class_words' words
+CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes"}
 
 
 # a point with no cache class (core.eoq.cache_class None): neutral (report_page.css `.p-none`), a legend entry
@@ -83,7 +83,7 @@ def cliff_legend(doc: dict[str, Any]) -> str:
     and the neutral one of the points with no class, where there are any."""
     spans = "".join(
         f'<span><i class="sw sw-{cls if cls in CLASS_COLOURS else "other"}"></i>'
-        f"{escape(CLASS_WORDS.get(cls, f'after {cls} writes'))}</span>"
+        f"{escape(CLASS_WORDS.get(cls) or f'after {class_words(cls)} writes')}</span>"
         for cls in cliff_classes(doc)
     )
     if any(p["ttl"] is None for p in doc["scatter"]):
