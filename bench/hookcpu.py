@@ -8,7 +8,8 @@ session's flush, collector up and down). The CPU column is each process's own: a
 is not the hook's.
 
 `--also` times another hook launcher (an earlier install's, for a before/after) in the same rounds,
-on its own copy of the session; every hook run folds the one API call appended in its round.
+on its own copy of the session; every hook run folds the one API call appended in its round. The
+installs take turns at going first, round by round (`round_order`).
 Without `--statusline` the rows also hold the other commands a client waits for (`more_cases`): the
 status line after the hook folded the round's call and the status line that folds it itself, the
 synchronous SessionStart hook with no handoff pending and with one.
@@ -56,6 +57,7 @@ def one(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[
 
 
 Case = tuple[list[str], Any, dict[str, str], Any]  # (argv, stdin of round n, environment, prepare)
+ALSO = ", --also #"  # an `--also` install's rows: its name's tail, then its number
 
 
 def parser() -> argparse.ArgumentParser:
@@ -115,14 +117,14 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
         other = also_launcher(given, kind)
         own = tmp / f"home-also-{i}"  # its own copy of the session: both fold the same lines
         shutil.copytree(sess.home, own, symlinks=True)
-        cases[f"{short}, --also #{i}"] = ([str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
+        cases[f"{short}{ALSO}{i}"] = ([str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
         statusline = other.with_name("session-watcher-statusline")
         if not args.statusline and other.name == "session-watcher-hook" and statusline.exists():
             def other_launcher(kind: str, other: Path = other) -> list[str]:
                 return [str(python), "-I", "-S", str(other.with_name(f"session-watcher-{kind}"))]
 
             got = more_cases(b, sess, cwd, tmp / f"also-{i}", line, other_launcher, own)
-            cases.update({f"{name}, --also #{i}": case for name, case in got.items()})
+            cases.update({f"{name}{ALSO}{i}": case for name, case in got.items()})
     return cases, sink
 
 
@@ -257,16 +259,30 @@ def round_calls(sess: bench_run.Session, cwd: Path, runs: int) -> list[bytes]:
     return [*sess.chunks, *more[len(sess.chunks):]]
 
 
+def round_order(cases: dict[str, Case], n: int) -> list[str]:
+    """Round `n`'s order of the cases: each install's (this checkout's, each `--also` one's) in the
+    order given, the installs taking turns at going first. In one fixed order an install's place in
+    the round alone moved rows whose code did not change by 1-3 % on a loaded machine."""
+    groups: dict[str, list[str]] = {}
+    for name in cases:
+        groups.setdefault(name.rpartition(ALSO)[2] if ALSO in name else "", []).append(name)
+    turn = list(groups.values())
+    k = n % len(turn) if turn else 0
+    return [name for group in turn[k:] + turn[:k] for name in group]
+
+
 def rounds(runs: int, cases: dict[str, Case], sess: bench_run.Session, cwd: Path
            ) -> dict[str, tuple[list[float], list[float]]]:
-    """Every case once a round, after one API call appended to the transcript; the first 4 rounds
-    settle the session (its ledger is written off) and are not counted. (walls, CPU times) by case."""
+    """Every case once a round, after one API call appended to the transcript (in `round_order`); the
+    first 4 rounds settle the session (its ledger is written off) and are not counted. (walls, CPU
+    times) by case."""
     got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
     calls = round_calls(sess, cwd, runs)
     for n in range(runs + 4):
         with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
             fh.write(calls[n])
-        for name, (cmd, stdin_of, env, prepare) in cases.items():
+        for name in round_order(cases, n):
+            cmd, stdin_of, env, prepare = cases[name]
             if prepare is not None:
                 prepare()
             w, c = one(cmd, stdin_of(n), env, cwd)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import run as bench_run
-from bench.hookcpu import PENDING, one, sent
+from bench.hookcpu import ALSO, PENDING, one, round_order, sent
 
 THREAD = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"  # gpt-5.6-sol, 234 calls
 SETTLE = 40  # calls in the rollout before the first round
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, venv_python in enumerate([None, *args.also]):
             hook = b.launcher("hook") if venv_python is None else [
                 str(venv_python), "-I", "-S", str(venv_python.with_name("session-watcher-hook"))]
-            own, tag = (env, "") if venv_python is None else (b.env(tmp / f"home-also-{i}"), f", --also #{i}")
+            own, tag = (env, "") if venv_python is None else (b.env(tmp / f"home-also-{i}"), f"{ALSO}{i}")
             (tmp / f"home-also-{i}").mkdir(exist_ok=True)
             cases |= {
                 f"hook PostModelRequest codex (fold){tag}": ([*hook, "PostModelRequest", "codex"], lambda n: payload(
@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in range(args.runs + 4):
             with path.open("ab") as fh:  # the next call, as Codex appends it
                 fh.write(now_lines(groups[SETTLE + n % (len(groups) - SETTLE)], cwd))
-            for name, (cmd, stdin_of, case_env, prepare) in cases.items():
+            for name in round_order(cases, n):  # the installs take turns at going first
+                cmd, stdin_of, case_env, prepare = cases[name]
                 if prepare is not None:
                     prepare()
                 w, c = one(cmd, stdin_of(n), case_env, cwd)

@@ -119,3 +119,23 @@ def test_every_round_appends_a_call_the_session_has_not_folded(tmp_path: Path) -
     assert all(now > before for before, now in pairwise(distinct))  # a new message each round
     assert hookcpu.round_calls(sess, tmp_path, 30)[:9] == own  # type: ignore[arg-type]  # the session's own first
     assert transcript.stat().st_size == 0  # left as generated
+
+
+def test_the_installs_take_turns_at_going_first_each_keeping_its_order(tmp_path: Path) -> None:
+    """Round by round, this checkout's cases and each `--also` install's go first in turn, each
+    install's in the order given (its status line after its hook folded the round's call): in one
+    fixed order an install's place in the round alone moved rows of unchanged code by 1-3 %."""
+    other = tmp_path / "other" / "bin"
+    other.mkdir(parents=True)
+    for kind in ("hook", "statusline"):
+        (other / f"session-watcher-{kind}").write_text("")
+    cases = _cases(tmp_path, "--also", str(other / "session-watcher-hook"))
+    ours = [name for name in cases if hookcpu.ALSO not in name]
+    theirs = [name for name in cases if hookcpu.ALSO in name]
+    assert ours[0] == "python -I -c pass"
+    assert len(theirs) == 5  # the hook and its four more cases
+    assert hookcpu.round_order(cases, 0) == ours + theirs
+    assert hookcpu.round_order(cases, 1) == theirs + ours
+    assert hookcpu.round_order(cases, 2) == ours + theirs
+    lone = {name: cases[name] for name in ours}
+    assert hookcpu.round_order(lone, 1) == ours  # one install: the order given, every round
